@@ -1,0 +1,2 @@
+//! Cost-model benchmarks: in progress.
+fn main() {}

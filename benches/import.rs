@@ -1,0 +1,34 @@
+//! Graph construction benchmarks: importing `resnet18.onnx` through tract, and building
+//! ResNet-152 from the zoo.
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use std::hint::black_box;
+
+fn import_resnet18(c: &mut Criterion) {
+    let Some(dir) = fuselage::onnx::reference_models_dir() else {
+        eprintln!("skipping import_resnet18: FUSELAGE_MODELS not found");
+        return;
+    };
+    let path = dir.join("resnet18.onnx");
+    let bytes = std::fs::read(&path).expect("resnet18.onnx is readable");
+    let mut group = c.benchmark_group("import");
+    group.sample_size(20);
+    group.bench_function("resnet18.onnx", |b| {
+        b.iter(|| fuselage::onnx::import_bytes(black_box(&bytes), &path).expect("imports"))
+    });
+    group.finish();
+}
+
+fn build_zoo(c: &mut Criterion) {
+    let mut group = c.benchmark_group("zoo");
+    group.bench_function("resnet152", |b| {
+        b.iter(|| fuselage::zoo::build(black_box("resnet152")).expect("builds"))
+    });
+    group.bench_function("efficientnet_b3", |b| {
+        b.iter(|| fuselage::zoo::build(black_box("efficientnet_b3")).expect("builds"))
+    });
+    group.finish();
+}
+
+criterion_group!(benches, import_resnet18, build_zoo);
+criterion_main!(benches);

@@ -1,0 +1,1 @@
+//! Cost models for fuselage (LBDF, BRR, buffer simulator): in progress.

@@ -1,0 +1,92 @@
+//! The one error type of `fuselage-ir`.
+
+use thiserror::Error;
+
+/// Everything that can go wrong while building, checking or (de)serialising a graph, a group or
+/// a plan. Each variant names the nodes and groups involved, by their ONNX node names.
+#[derive(Debug, Error, Clone, PartialEq, Eq)]
+pub enum IrError {
+    /// Two nodes (or a node and a graph input) share a name.
+    #[error("duplicate node name `{0}`")]
+    DuplicateName(String),
+    /// A node reads a tensor that nothing defines.
+    #[error("node `{node}` reads `{input}`, which is neither a node nor a graph input")]
+    UnknownInput {
+        /// The reading node.
+        node: String,
+        /// The missing producer.
+        input: String,
+    },
+    /// A name that is not in the graph.
+    #[error("unknown node `{0}`")]
+    UnknownNode(String),
+    /// A node's inputs do not fit its op.
+    #[error("node `{node}` ({op}): {reason}")]
+    BadNode {
+        /// The node.
+        node: String,
+        /// Its op.
+        op: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// A node's recorded output shape differs from what its op and inputs imply.
+    #[error("node `{node}` ({op}): recorded shape {recorded} but its inputs imply {inferred}")]
+    ShapeMismatch {
+        /// The node.
+        node: String,
+        /// Its op.
+        op: String,
+        /// The shape stored on the node.
+        recorded: String,
+        /// The shape the op computes.
+        inferred: String,
+    },
+    /// A group with no node.
+    #[error("group {group} is empty")]
+    EmptyGroup {
+        /// Index of the group in its plan (or 0 for a lone group).
+        group: usize,
+    },
+    /// A group that is not weakly connected.
+    #[error("group {group} is not connected: {{{}}} is cut off from {{{}}}", .apart.join(", "), .rest.join(", "))]
+    Disconnected {
+        /// Index of the group in its plan (or 0 for a lone group).
+        group: usize,
+        /// The nodes reachable from the group's first node.
+        rest: Vec<String>,
+        /// The nodes that are not.
+        apart: Vec<String>,
+    },
+    /// A node that belongs to two groups of a plan.
+    #[error("node `{node}` is in group {first} and in group {second}")]
+    Overlap {
+        /// The node.
+        node: String,
+        /// The first group holding it.
+        first: usize,
+        /// The second group holding it.
+        second: usize,
+    },
+    /// Nodes that no group of a plan covers.
+    #[error("the plan leaves {} node(s) in no group: {}", .nodes.len(), .nodes.join(", "))]
+    Uncovered {
+        /// The uncovered nodes.
+        nodes: Vec<String>,
+    },
+    /// The graph of groups has a cycle.
+    #[error("the plan's groups form a cycle: {}", .cycle.iter().map(|g| format!("group {g}")).collect::<Vec<_>>().join(" -> "))]
+    CyclicPlan {
+        /// Group indices along the cycle, first repeated at the end.
+        cycle: Vec<usize>,
+    },
+    /// A graph whose node graph has a cycle (never produced by the builder).
+    #[error("the graph has a cycle through `{0}`")]
+    CyclicGraph(String),
+    /// JSON that does not describe a graph or a plan.
+    #[error("invalid JSON: {0}")]
+    Json(String),
+}
+
+/// `Result` with [`IrError`].
+pub type Result<T, E = IrError> = std::result::Result<T, E>;

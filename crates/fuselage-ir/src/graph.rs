@@ -1,0 +1,543 @@
+//! The graph: one node per primitive op, each producing one tensor, on a petgraph `DiGraph`.
+//!
+//! Design:
+//! - Node ids are dense and topological (a node's producers have smaller ids), so per-node
+//!   tables are plain vectors and a forward scan is a topological sweep.
+//! - Graph inputs are tensors, not nodes: they are in no group and always come from DRAM.
+//! - A node keeps its input *ports* in order ([`Node::inputs`]); the petgraph edge carries the
+//!   port index, so algorithms written against petgraph's traits see the same structure.
+//! - Graphs are built through [`GraphBuilder`], which checks names, arity and shapes as it goes;
+//!   a finished [`Graph`] is immutable.
+
+use crate::error::{IrError, Result};
+use crate::id::{InputId, NodeId, Source};
+use crate::op::{Op, OpKind};
+use crate::shape::TensorShape;
+use petgraph::Direction;
+use petgraph::graph::DiGraph;
+use petgraph::visit::EdgeRef;
+use std::collections::{BTreeMap, HashMap};
+
+/// One op of the graph and the tensor it produces.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Node {
+    /// The ONNX node name (for example `/layer1/layer1.0/conv1/Conv`).
+    pub name: String,
+    /// The op and its shape-relevant attributes.
+    pub op: Op,
+    /// Data inputs, in port order.
+    pub inputs: Vec<Source>,
+    /// Shape of the output tensor.
+    pub shape: TensorShape,
+    /// Constant float elements the node reads (weights and bias).
+    pub weights: u64,
+}
+
+/// A graph input tensor.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GraphInput {
+    /// Its ONNX name (for example `input`).
+    pub name: String,
+    /// Its shape.
+    pub shape: TensorShape,
+}
+
+/// A network as a DAG of ops. Build one with [`GraphBuilder`].
+#[derive(Clone, Debug)]
+pub struct Graph {
+    name: String,
+    inputs: Vec<GraphInput>,
+    dag: DiGraph<Node, u32>,
+    outputs: Vec<NodeId>,
+    by_name: HashMap<String, Source>,
+    /// Consumers of each node, `(consumer, port)`, sorted.
+    consumers: Vec<Vec<(NodeId, u32)>>,
+    /// Consumers of each graph input.
+    input_consumers: Vec<Vec<(NodeId, u32)>>,
+    is_output: Vec<bool>,
+}
+
+impl Graph {
+    /// The model's name (`resnet18`, or the file stem of an import).
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Number of nodes.
+    pub fn len(&self) -> usize {
+        self.dag.node_count()
+    }
+
+    /// Whether the graph has no node.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Number of node-to-node edges (one per data input port that reads a node).
+    pub fn edge_count(&self) -> usize {
+        self.dag.edge_count()
+    }
+
+    /// The node with this id.
+    ///
+    /// # Panics
+    /// If the id is not of this graph.
+    pub fn node(&self, id: NodeId) -> &Node {
+        &self.dag[petgraph::graph::NodeIndex::from(id)]
+    }
+
+    /// All node ids, in topological order.
+    pub fn node_ids(&self) -> impl DoubleEndedIterator<Item = NodeId> + ExactSizeIterator + '_ {
+        (0..self.len() as u32).map(NodeId)
+    }
+
+    /// All nodes with their ids, in topological order.
+    pub fn nodes(&self) -> impl Iterator<Item = (NodeId, &Node)> + '_ {
+        self.node_ids().map(move |id| (id, self.node(id)))
+    }
+
+    /// The node called `name`.
+    pub fn id_of(&self, name: &str) -> Option<NodeId> {
+        self.by_name.get(name).and_then(|s| s.node())
+    }
+
+    /// The node called `name`, or [`IrError::UnknownNode`].
+    pub fn require(&self, name: &str) -> Result<NodeId> {
+        self.id_of(name)
+            .ok_or_else(|| IrError::UnknownNode(name.to_string()))
+    }
+
+    /// The node or input called `name`.
+    pub fn source_of(&self, name: &str) -> Option<Source> {
+        self.by_name.get(name).copied()
+    }
+
+    /// Graph inputs.
+    pub fn inputs(&self) -> &[GraphInput] {
+        &self.inputs
+    }
+
+    /// One graph input.
+    pub fn input(&self, id: InputId) -> &GraphInput {
+        &self.inputs[id.index()]
+    }
+
+    /// Nodes whose tensors are graph outputs.
+    pub fn outputs(&self) -> &[NodeId] {
+        &self.outputs
+    }
+
+    /// Whether the node's tensor is a graph output.
+    pub fn is_output(&self, id: NodeId) -> bool {
+        self.is_output[id.index()]
+    }
+
+    /// The nodes reading `id`'s tensor, with the port they read it on, sorted.
+    pub fn consumers(&self, id: NodeId) -> &[(NodeId, u32)] {
+        &self.consumers[id.index()]
+    }
+
+    /// The nodes reading a source (node or graph input).
+    pub fn consumers_of(&self, s: Source) -> &[(NodeId, u32)] {
+        match s {
+            Source::Node(n) => self.consumers(n),
+            Source::Input(i) => &self.input_consumers[i.index()],
+        }
+    }
+
+    /// Shape of a source's tensor.
+    pub fn shape_of(&self, s: Source) -> &TensorShape {
+        match s {
+            Source::Node(n) => &self.node(n).shape,
+            Source::Input(i) => &self.inputs[i.index()].shape,
+        }
+    }
+
+    /// Name of a source.
+    pub fn name_of(&self, s: Source) -> &str {
+        match s {
+            Source::Node(n) => &self.node(n).name,
+            Source::Input(i) => &self.inputs[i.index()].name,
+        }
+    }
+
+    /// Node-to-node neighbours of `id`, both directions, without duplicates.
+    pub fn neighbours(&self, id: NodeId) -> impl Iterator<Item = NodeId> + '_ {
+        let ins = self.node(id).inputs.iter().filter_map(|s| s.node());
+        let outs = self.consumers(id).iter().map(|&(c, _)| c);
+        let mut all: Vec<NodeId> = ins.chain(outs).collect();
+        all.sort_unstable();
+        all.dedup();
+        all.into_iter()
+    }
+
+    /// The underlying petgraph graph (node weights are [`Node`]s, edge weights input ports), for
+    /// petgraph's algorithms. Its `NodeIndex` converts to and from [`NodeId`].
+    pub fn dag(&self) -> &DiGraph<Node, u32> {
+        &self.dag
+    }
+
+    /// Weight elements over all nodes (the `params` of `fuselage inspect`).
+    pub fn params(&self) -> u64 {
+        self.nodes().map(|(_, n)| n.weights).sum()
+    }
+
+    /// Multiply-accumulates of the Conv, Gemm and MatMul nodes.
+    pub fn macs(&self) -> u64 {
+        self.node_ids().map(|id| self.node_macs(id)).sum()
+    }
+
+    /// Multiply-accumulates of one node (0 for ops other than Conv, Gemm and MatMul).
+    pub fn node_macs(&self, id: NodeId) -> u64 {
+        let node = self.node(id);
+        let x = self.shape_of(node.inputs[0]);
+        match &node.op {
+            Op::Conv(a) => {
+                let cin = x.0.get(1).copied().unwrap_or(0);
+                node.shape.elements() * (cin / a.group.max(1)) * a.kernel[0] * a.kernel[1]
+            }
+            Op::Gemm { .. } => node.shape.elements() * x.0.last().copied().unwrap_or(0),
+            Op::MatMul => node.shape.elements() * x.0.last().copied().unwrap_or(0),
+            _ => 0,
+        }
+    }
+
+    /// Bytes of every node's output tensor at `element_bytes` per element (graph inputs not
+    /// included).
+    pub fn activation_bytes(&self, element_bytes: u64) -> u64 {
+        self.nodes()
+            .map(|(_, n)| n.shape.elements() * element_bytes)
+            .sum()
+    }
+
+    /// How many nodes of each op kind, by ONNX op name.
+    pub fn op_counts(&self) -> BTreeMap<&'static str, usize> {
+        let mut m = BTreeMap::new();
+        for (_, n) in self.nodes() {
+            *m.entry(n.op.kind().name()).or_insert(0) += 1;
+        }
+        m
+    }
+
+    /// Checks that every node's recorded shape is what its op computes from its inputs, and
+    /// that ops whose shape the IR cannot compute keep their element count where they must.
+    ///
+    /// # Errors
+    /// [`IrError::ShapeMismatch`] or [`IrError::BadNode`] naming the first offending node.
+    pub fn check_shapes(&self) -> Result<()> {
+        for (_, n) in self.nodes() {
+            let ins: Vec<&TensorShape> = n.inputs.iter().map(|&s| self.shape_of(s)).collect();
+            match n.op.infer_shape(&ins) {
+                Err(reason) => return Err(bad_node(n, reason)),
+                Ok(Some(s)) if s != n.shape => {
+                    return Err(IrError::ShapeMismatch {
+                        node: n.name.clone(),
+                        op: n.op.kind().name().to_string(),
+                        recorded: n.shape.to_string(),
+                        inferred: s.to_string(),
+                    });
+                }
+                Ok(_) => {}
+            }
+            if n.op.kind() == OpKind::Reshape && ins[0].elements() != n.shape.elements() {
+                return Err(bad_node(
+                    n,
+                    format!("reshapes {} elements into {}", ins[0].elements(), n.shape),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether every node is reachable from every other along edges in either direction.
+    pub fn is_connected(&self) -> bool {
+        petgraph::algo::connected_components(&self.dag) <= 1
+    }
+
+    /// Whether the node graph is acyclic (always true for a built graph; a check for tests).
+    pub fn is_acyclic(&self) -> bool {
+        !petgraph::algo::is_cyclic_directed(&self.dag)
+    }
+}
+
+fn bad_node(n: &Node, reason: String) -> IrError {
+    IrError::BadNode {
+        node: n.name.clone(),
+        op: n.op.kind().name().to_string(),
+        reason,
+    }
+}
+
+/// Builds a [`Graph`] node by node, in topological order.
+///
+/// # Example
+/// ```
+/// use fuselage_ir::{ConvAttrs, GraphBuilder, Op, TensorShape};
+/// let mut b = GraphBuilder::new("tiny");
+/// let x = b.input("input", TensorShape::nchw(3, 32, 32))?;
+/// let c = b.node("/conv/Conv", Op::Conv(ConvAttrs::square(8, 3, 1, 1, 1)), &[x])?;
+/// let r = b.node("/relu/Relu", Op::Relu, &[c])?;
+/// let g = b.finish()?;
+/// assert_eq!(g.len(), 2);
+/// assert_eq!(g.node(r.node().unwrap()).shape, TensorShape::nchw(8, 32, 32));
+/// assert_eq!(g.params(), 8 * 3 * 9 + 8);
+/// # Ok::<(), fuselage_ir::IrError>(())
+/// ```
+#[derive(Debug, Default)]
+pub struct GraphBuilder {
+    name: String,
+    inputs: Vec<GraphInput>,
+    dag: DiGraph<Node, u32>,
+    by_name: HashMap<String, Source>,
+    outputs: Vec<NodeId>,
+}
+
+impl GraphBuilder {
+    /// An empty graph called `name`.
+    pub fn new(name: impl Into<String>) -> Self {
+        GraphBuilder {
+            name: name.into(),
+            ..Default::default()
+        }
+    }
+
+    /// Adds a graph input.
+    ///
+    /// # Errors
+    /// [`IrError::DuplicateName`].
+    pub fn input(&mut self, name: impl Into<String>, shape: TensorShape) -> Result<Source> {
+        let name = name.into();
+        let s = Source::Input(InputId(self.inputs.len() as u32));
+        self.claim(&name, s)?;
+        self.inputs.push(GraphInput { name, shape });
+        Ok(s)
+    }
+
+    fn claim(&mut self, name: &str, s: Source) -> Result<()> {
+        if self.by_name.contains_key(name) {
+            return Err(IrError::DuplicateName(name.to_string()));
+        }
+        self.by_name.insert(name.to_string(), s);
+        Ok(())
+    }
+
+    /// The shape of a source added so far.
+    pub fn shape(&self, s: Source) -> &TensorShape {
+        match s {
+            Source::Node(n) => &self.dag[petgraph::graph::NodeIndex::from(n)].shape,
+            Source::Input(i) => &self.inputs[i.index()].shape,
+        }
+    }
+
+    /// Adds a node whose shape the op infers and whose weights are the op's default
+    /// ([`Op::default_weights`]).
+    ///
+    /// # Errors
+    /// [`IrError::BadNode`] when the inputs do not fit the op or the op cannot infer its shape;
+    /// [`IrError::DuplicateName`].
+    pub fn node(&mut self, name: impl Into<String>, op: Op, inputs: &[Source]) -> Result<Source> {
+        let name = name.into();
+        let shapes: Vec<&TensorShape> = inputs.iter().map(|&s| self.shape(s)).collect();
+        let shape = match op.infer_shape(&shapes) {
+            Ok(Some(s)) => s,
+            Ok(None) => {
+                return Err(IrError::BadNode {
+                    node: name,
+                    op: op.kind().name().to_string(),
+                    reason: "the output shape cannot be inferred: use `node_with`".into(),
+                });
+            }
+            Err(reason) => {
+                return Err(IrError::BadNode {
+                    node: name,
+                    op: op.kind().name().to_string(),
+                    reason,
+                });
+            }
+        };
+        let weights = op.default_weights(shapes[0]);
+        self.node_with(name, op, inputs, shape, weights)
+    }
+
+    /// Adds a node with an explicit output shape and weight count (the importer's way in).
+    ///
+    /// # Errors
+    /// [`IrError::BadNode`] for a wrong number of inputs; [`IrError::DuplicateName`].
+    pub fn node_with(
+        &mut self,
+        name: impl Into<String>,
+        op: Op,
+        inputs: &[Source],
+        shape: TensorShape,
+        weights: u64,
+    ) -> Result<Source> {
+        let name = name.into();
+        let (lo, hi) = op.arity();
+        if inputs.len() < lo || inputs.len() > hi {
+            return Err(IrError::BadNode {
+                node: name,
+                op: op.kind().name().to_string(),
+                reason: format!("takes {lo} to {hi} data inputs, got {}", inputs.len()),
+            });
+        }
+        let id = NodeId(self.dag.node_count() as u32);
+        self.claim(&name, Source::Node(id))?;
+        let idx = self.dag.add_node(Node {
+            name,
+            op,
+            inputs: inputs.to_vec(),
+            shape,
+            weights,
+        });
+        debug_assert_eq!(NodeId::from(idx), id);
+        for (port, s) in inputs.iter().enumerate() {
+            if let Source::Node(p) = s {
+                self.dag.add_edge((*p).into(), idx, port as u32);
+            }
+        }
+        Ok(Source::Node(id))
+    }
+
+    /// Marks a node's tensor as a graph output. Without any, [`finish`](Self::finish) takes the
+    /// nodes that nothing reads.
+    pub fn output(&mut self, s: Source) -> &mut Self {
+        if let Source::Node(n) = s
+            && !self.outputs.contains(&n)
+        {
+            self.outputs.push(n);
+        }
+        self
+    }
+
+    /// The source called `name`.
+    pub fn source(&self, name: &str) -> Option<Source> {
+        self.by_name.get(name).copied()
+    }
+
+    /// Finishes the graph.
+    ///
+    /// # Errors
+    /// [`IrError::BadNode`] when the graph has no node.
+    pub fn finish(self) -> Result<Graph> {
+        let GraphBuilder {
+            name,
+            inputs,
+            dag,
+            by_name,
+            mut outputs,
+        } = self;
+        let n = dag.node_count();
+        let mut consumers = vec![Vec::new(); n];
+        let mut input_consumers = vec![Vec::new(); inputs.len()];
+        for idx in dag.node_indices() {
+            for (port, s) in dag[idx].inputs.iter().enumerate() {
+                let entry = (NodeId::from(idx), port as u32);
+                match s {
+                    Source::Node(p) => consumers[p.index()].push(entry),
+                    Source::Input(i) => input_consumers[i.index()].push(entry),
+                }
+            }
+        }
+        debug_assert!(dag.edge_references().all(|e| e.source() < e.target()));
+        if outputs.is_empty() {
+            outputs = dag
+                .node_indices()
+                .filter(|&i| {
+                    dag.neighbors_directed(i, Direction::Outgoing)
+                        .next()
+                        .is_none()
+                })
+                .map(NodeId::from)
+                .collect();
+        }
+        let mut is_output = vec![false; n];
+        for o in &outputs {
+            is_output[o.index()] = true;
+        }
+        Ok(Graph {
+            name,
+            inputs,
+            dag,
+            outputs,
+            by_name,
+            consumers,
+            input_consumers,
+            is_output,
+        })
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use crate::op::ConvAttrs;
+
+    /// A residual block: conv -> relu -> conv -> add(skip) -> relu.
+    pub(crate) fn residual() -> Graph {
+        let mut b = GraphBuilder::new("residual");
+        let x = b.input("input", TensorShape::nchw(8, 16, 16)).unwrap();
+        let c1 = b
+            .node("c1", Op::Conv(ConvAttrs::square(8, 3, 1, 1, 1)), &[x])
+            .unwrap();
+        let r1 = b.node("r1", Op::Relu, &[c1]).unwrap();
+        let c2 = b
+            .node("c2", Op::Conv(ConvAttrs::square(8, 3, 1, 1, 1)), &[r1])
+            .unwrap();
+        let a = b.node("add", Op::Add, &[c2, c1]).unwrap();
+        b.node("r2", Op::Relu, &[a]).unwrap();
+        b.finish().unwrap()
+    }
+
+    #[test]
+    fn builder_records_structure() {
+        let g = residual();
+        assert_eq!(g.len(), 5);
+        assert_eq!(g.edge_count(), 5);
+        let c1 = g.require("c1").unwrap();
+        assert_eq!(g.consumers(c1), &[(NodeId(1), 0), (NodeId(3), 1)]);
+        assert_eq!(g.outputs(), &[NodeId(4)]);
+        assert!(g.is_output(NodeId(4)));
+        assert!(g.check_shapes().is_ok());
+        assert!(g.is_connected() && g.is_acyclic());
+        assert_eq!(g.macs(), 2 * 8 * 16 * 16 * 8 * 9);
+        assert_eq!(g.op_counts()["Conv"], 2);
+        assert_eq!(
+            g.neighbours(c1).collect::<Vec<_>>(),
+            vec![NodeId(1), NodeId(3)]
+        );
+    }
+
+    #[test]
+    fn builder_rejects_bad_nodes() {
+        let mut b = GraphBuilder::new("bad");
+        let x = b.input("input", TensorShape::nchw(8, 16, 16)).unwrap();
+        let y = b.input("other", TensorShape::nchw(4, 16, 16)).unwrap();
+        assert!(matches!(
+            b.input("input", TensorShape::nchw(1, 1, 1)),
+            Err(IrError::DuplicateName(_))
+        ));
+        let err = b.node("add", Op::Add, &[x, y]).unwrap_err();
+        assert!(err.to_string().contains("`add` (Add)"), "{err}");
+        assert!(matches!(
+            b.node("r", Op::Relu, &[]),
+            Err(IrError::BadNode { .. })
+        ));
+        assert!(matches!(
+            b.node("m", Op::MatMul, &[x]),
+            Err(IrError::BadNode { .. })
+        ));
+    }
+
+    #[test]
+    fn check_shapes_names_the_node() {
+        let mut b = GraphBuilder::new("bad");
+        let x = b.input("input", TensorShape::nchw(8, 16, 16)).unwrap();
+        b.node_with("r", Op::Relu, &[x], TensorShape::nchw(8, 16, 15), 0)
+            .unwrap();
+        let err = b.finish().unwrap().check_shapes().unwrap_err();
+        assert!(
+            matches!(err, IrError::ShapeMismatch { ref node, .. } if node == "r"),
+            "{err}"
+        );
+    }
+}

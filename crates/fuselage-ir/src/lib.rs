@@ -1,0 +1,36 @@
+//! # fuselage-ir
+//!
+//! The graph IR every other fuselage crate speaks.
+//!
+//! - [`Graph`]: a DAG of primitive ONNX-level ops on petgraph, one output tensor per node,
+//!   dense topological [`NodeId`]s, graph inputs as separate tensors ([`InputId`]).
+//! - [`Op`] / [`OpKind`]: ops with the attributes that decide shapes, and the one shape rule
+//!   ([`Op::infer_shape`]).
+//! - [`TensorShape`]: shapes, with the C/H/W reading of the cost-model contract.
+//! - [`NodeSet`]: a bitset of nodes, the representation of a fusion group.
+//! - [`Plan`]: a partition into groups, checked by [`Graph::check_plan`] (partition, weakly
+//!   connected groups, acyclic graph of groups); a lone group by [`Graph::check_group`].
+//! - JSON ([`Graph::to_json`] / [`Graph::from_json`]), DOT ([`Graph::to_dot`]) and a structural
+//!   [`Graph::fingerprint`].
+//!
+//! This crate depends on no other crate of ours, nor on burn or tract.
+#![warn(missing_docs)]
+
+mod dot;
+mod error;
+mod fingerprint;
+mod graph;
+mod id;
+mod json;
+mod nodeset;
+mod op;
+mod plan;
+mod shape;
+
+pub use error::{IrError, Result};
+pub use graph::{Graph, GraphBuilder, GraphInput, Node};
+pub use id::{InputId, NodeId, Source};
+pub use nodeset::NodeSet;
+pub use op::{ConvAttrs, Op, OpKind, PoolAttrs};
+pub use plan::Plan;
+pub use shape::TensorShape;

@@ -1,0 +1,664 @@
+//! Op kinds, with the attributes that change shapes, and their shape rules.
+//!
+//! The IR keeps ONNX-level ops: a `Relu` is a `Relu`, not tract's `Max`, and a
+//! `GlobalAveragePool` is not a reduction plus a division. Only attributes that decide an output
+//! shape (or, for the cost models, which input rows an output row reads) are kept; values such as
+//! Clip bounds or HardSigmoid slopes change nothing a fusion planner reads.
+//!
+//! [`Op::infer_shape`] is the one shape rule of the project: the zoo builds graphs with it, and
+//! [`Graph::check_shapes`](crate::Graph::check_shapes) holds imported graphs to it.
+
+use crate::shape::TensorShape;
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// Attributes of a 2-D convolution (`Conv`), in ONNX's conventions.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct ConvAttrs {
+    /// Output channels (the first dimension of the weight tensor).
+    pub out_channels: u64,
+    /// Kernel `[kh, kw]`.
+    pub kernel: [u64; 2],
+    /// Strides `[sh, sw]`.
+    pub stride: [u64; 2],
+    /// Padding `[top, left, bottom, right]` (ONNX `pads` order).
+    pub pads: [u64; 4],
+    /// Dilations `[dh, dw]`.
+    pub dilation: [u64; 2],
+    /// Channel groups (`in_channels` for a depthwise convolution).
+    pub group: u64,
+}
+
+impl ConvAttrs {
+    /// A `k`×`k` convolution with stride `s`, "same"-style padding `(k-1)/2·d`, dilation `d`
+    /// and `group` channel groups: the shape of nearly every convolution in the zoo.
+    pub fn square(out_channels: u64, k: u64, s: u64, d: u64, group: u64) -> Self {
+        let p = (k - 1) / 2 * d;
+        ConvAttrs {
+            out_channels,
+            kernel: [k, k],
+            stride: [s, s],
+            pads: [p, p, p, p],
+            dilation: [d, d],
+            group,
+        }
+    }
+
+    /// Weight elements, bias included, for `in_channels` input channels.
+    pub fn weight_elements(&self, in_channels: u64, bias: bool) -> u64 {
+        let per_out = in_channels / self.group.max(1) * self.kernel[0] * self.kernel[1];
+        self.out_channels * per_out + if bias { self.out_channels } else { 0 }
+    }
+}
+
+/// Attributes of a windowed pool (`MaxPool`, `AveragePool`).
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct PoolAttrs {
+    /// Kernel `[kh, kw]`.
+    pub kernel: [u64; 2],
+    /// Strides `[sh, sw]`.
+    pub stride: [u64; 2],
+    /// Padding `[top, left, bottom, right]`.
+    pub pads: [u64; 4],
+    /// Whether the output size rounds up (`ceil_mode = 1`).
+    pub ceil_mode: bool,
+}
+
+impl PoolAttrs {
+    /// A `k`×`k` pool with stride `s`, padding `p` on every side.
+    pub fn square(k: u64, s: u64, p: u64, ceil_mode: bool) -> Self {
+        PoolAttrs {
+            kernel: [k, k],
+            stride: [s, s],
+            pads: [p, p, p, p],
+            ceil_mode,
+        }
+    }
+}
+
+/// One primitive ONNX op, with its shape-relevant attributes.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(tag = "op")]
+pub enum Op {
+    /// 2-D convolution.
+    Conv(ConvAttrs),
+    /// Max pooling over a window.
+    MaxPool(PoolAttrs),
+    /// Average pooling over a window.
+    AveragePool(PoolAttrs),
+    /// Average over all of H and W.
+    GlobalAveragePool,
+    /// Max over all of H and W.
+    GlobalMaxPool,
+    /// `max(x, 0)`.
+    Relu,
+    /// Clamp to `[min, max]` (ReLU6 in MobileNetV2).
+    Clip,
+    /// Logistic sigmoid.
+    Sigmoid,
+    /// Piecewise-linear sigmoid.
+    HardSigmoid,
+    /// `x · HardSigmoid(x)`.
+    HardSwish,
+    /// Hyperbolic tangent.
+    Tanh,
+    /// Elementwise sum, with broadcasting.
+    Add,
+    /// Elementwise difference, with broadcasting.
+    Sub,
+    /// Elementwise product, with broadcasting (the SE scale).
+    Mul,
+    /// Elementwise quotient, with broadcasting.
+    Div,
+    /// Concatenation along `axis`.
+    Concat {
+        /// The axis, non-negative.
+        axis: u64,
+    },
+    /// Flatten to 2-D at `axis`.
+    Flatten {
+        /// The axis, non-negative.
+        axis: u64,
+    },
+    /// Fully connected layer (`Y = X·Wᵀ + b`).
+    Gemm {
+        /// Output features.
+        out_features: u64,
+    },
+    /// Matrix product; the output shape is recorded on the node.
+    MatMul,
+    /// Batch normalisation (inference form).
+    BatchNormalization,
+    /// Constant padding.
+    Pad {
+        /// Padding, ONNX order: all begins, then all ends.
+        pads: Vec<u64>,
+    },
+    /// Mean over `axes`.
+    ReduceMean {
+        /// The axes, non-negative.
+        axes: Vec<u64>,
+        /// Whether reduced axes stay as size 1.
+        keepdims: bool,
+    },
+    /// Resampling; the output shape is recorded on the node.
+    Resize {
+        /// `nearest`, `linear` or `cubic`.
+        mode: String,
+    },
+    /// Reshape; the output shape is recorded on the node.
+    Reshape,
+    /// Axis permutation.
+    Transpose {
+        /// The permutation.
+        perm: Vec<u64>,
+    },
+    /// Softmax along `axis`.
+    Softmax {
+        /// The axis, non-negative.
+        axis: u64,
+    },
+}
+
+/// The kind of an op, without attributes: what op counts and one-hot features are made of.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[allow(missing_docs)]
+pub enum OpKind {
+    Conv,
+    MaxPool,
+    AveragePool,
+    GlobalAveragePool,
+    GlobalMaxPool,
+    Relu,
+    Clip,
+    Sigmoid,
+    HardSigmoid,
+    HardSwish,
+    Tanh,
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Concat,
+    Flatten,
+    Gemm,
+    MatMul,
+    BatchNormalization,
+    Pad,
+    ReduceMean,
+    Resize,
+    Reshape,
+    Transpose,
+    Softmax,
+}
+
+impl OpKind {
+    /// Every kind, in a fixed order (the order of one-hot features).
+    pub const ALL: [OpKind; 26] = [
+        OpKind::Conv,
+        OpKind::MaxPool,
+        OpKind::AveragePool,
+        OpKind::GlobalAveragePool,
+        OpKind::GlobalMaxPool,
+        OpKind::Relu,
+        OpKind::Clip,
+        OpKind::Sigmoid,
+        OpKind::HardSigmoid,
+        OpKind::HardSwish,
+        OpKind::Tanh,
+        OpKind::Add,
+        OpKind::Sub,
+        OpKind::Mul,
+        OpKind::Div,
+        OpKind::Concat,
+        OpKind::Flatten,
+        OpKind::Gemm,
+        OpKind::MatMul,
+        OpKind::BatchNormalization,
+        OpKind::Pad,
+        OpKind::ReduceMean,
+        OpKind::Resize,
+        OpKind::Reshape,
+        OpKind::Transpose,
+        OpKind::Softmax,
+    ];
+
+    /// The ONNX `op_type`.
+    pub fn name(self) -> &'static str {
+        match self {
+            OpKind::Conv => "Conv",
+            OpKind::MaxPool => "MaxPool",
+            OpKind::AveragePool => "AveragePool",
+            OpKind::GlobalAveragePool => "GlobalAveragePool",
+            OpKind::GlobalMaxPool => "GlobalMaxPool",
+            OpKind::Relu => "Relu",
+            OpKind::Clip => "Clip",
+            OpKind::Sigmoid => "Sigmoid",
+            OpKind::HardSigmoid => "HardSigmoid",
+            OpKind::HardSwish => "HardSwish",
+            OpKind::Tanh => "Tanh",
+            OpKind::Add => "Add",
+            OpKind::Sub => "Sub",
+            OpKind::Mul => "Mul",
+            OpKind::Div => "Div",
+            OpKind::Concat => "Concat",
+            OpKind::Flatten => "Flatten",
+            OpKind::Gemm => "Gemm",
+            OpKind::MatMul => "MatMul",
+            OpKind::BatchNormalization => "BatchNormalization",
+            OpKind::Pad => "Pad",
+            OpKind::ReduceMean => "ReduceMean",
+            OpKind::Resize => "Resize",
+            OpKind::Reshape => "Reshape",
+            OpKind::Transpose => "Transpose",
+            OpKind::Softmax => "Softmax",
+        }
+    }
+
+    /// The kind whose ONNX `op_type` is `name`, if the IR has it.
+    pub fn from_name(name: &str) -> Option<OpKind> {
+        OpKind::ALL.iter().copied().find(|k| k.name() == name)
+    }
+
+    /// Position in [`OpKind::ALL`].
+    pub fn index(self) -> usize {
+        OpKind::ALL.iter().position(|&k| k == self).unwrap_or(0)
+    }
+}
+
+impl fmt::Display for OpKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl fmt::Display for Op {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.kind().name())
+    }
+}
+
+fn pooled(
+    len: u64,
+    k: u64,
+    s: u64,
+    pad_begin: u64,
+    pad_end: u64,
+    dil: u64,
+    ceil: bool,
+) -> Option<u64> {
+    let span = dil * (k - 1) + 1;
+    let padded = len + pad_begin + pad_end;
+    if padded < span || s == 0 {
+        return None;
+    }
+    let num = padded - span;
+    let mut out = if ceil {
+        num.div_ceil(s) + 1
+    } else {
+        num / s + 1
+    };
+    // PyTorch (and ONNX since opset 19) drop a last window that would start in the end padding.
+    if ceil && (out - 1) * s >= len + pad_begin {
+        out -= 1;
+    }
+    Some(out)
+}
+
+fn broadcast(a: &TensorShape, b: &TensorShape) -> Option<TensorShape> {
+    let rank = a.rank().max(b.rank());
+    let mut dims = vec![0; rank];
+    for (i, d) in dims.iter_mut().enumerate() {
+        let da = if i + a.rank() >= rank {
+            a.0[i + a.rank() - rank]
+        } else {
+            1
+        };
+        let db = if i + b.rank() >= rank {
+            b.0[i + b.rank() - rank]
+        } else {
+            1
+        };
+        *d = match (da, db) {
+            (x, y) if x == y => x,
+            (1, y) => y,
+            (x, 1) => x,
+            _ => return None,
+        };
+    }
+    Some(TensorShape(dims))
+}
+
+impl Op {
+    /// The attribute-free kind.
+    pub fn kind(&self) -> OpKind {
+        match self {
+            Op::Conv(_) => OpKind::Conv,
+            Op::MaxPool(_) => OpKind::MaxPool,
+            Op::AveragePool(_) => OpKind::AveragePool,
+            Op::GlobalAveragePool => OpKind::GlobalAveragePool,
+            Op::GlobalMaxPool => OpKind::GlobalMaxPool,
+            Op::Relu => OpKind::Relu,
+            Op::Clip => OpKind::Clip,
+            Op::Sigmoid => OpKind::Sigmoid,
+            Op::HardSigmoid => OpKind::HardSigmoid,
+            Op::HardSwish => OpKind::HardSwish,
+            Op::Tanh => OpKind::Tanh,
+            Op::Add => OpKind::Add,
+            Op::Sub => OpKind::Sub,
+            Op::Mul => OpKind::Mul,
+            Op::Div => OpKind::Div,
+            Op::Concat { .. } => OpKind::Concat,
+            Op::Flatten { .. } => OpKind::Flatten,
+            Op::Gemm { .. } => OpKind::Gemm,
+            Op::MatMul => OpKind::MatMul,
+            Op::BatchNormalization => OpKind::BatchNormalization,
+            Op::Pad { .. } => OpKind::Pad,
+            Op::ReduceMean { .. } => OpKind::ReduceMean,
+            Op::Resize { .. } => OpKind::Resize,
+            Op::Reshape => OpKind::Reshape,
+            Op::Transpose { .. } => OpKind::Transpose,
+            Op::Softmax { .. } => OpKind::Softmax,
+        }
+    }
+
+    /// How many data inputs (tensors that depend on the model input) the op takes: `(min, max)`.
+    pub fn arity(&self) -> (usize, usize) {
+        match self {
+            Op::Add | Op::Sub | Op::Mul | Op::Div => (1, 2),
+            Op::MatMul => (1, 2),
+            Op::Concat { .. } => (1, usize::MAX),
+            _ => (1, 1),
+        }
+    }
+
+    /// The output shape for these input shapes.
+    ///
+    /// Returns `Ok(None)` for ops whose output shape depends on constant inputs the IR does not
+    /// keep (`MatMul` with a weight, `Reshape`, `Resize`): such nodes record their shape.
+    ///
+    /// # Errors
+    /// A message saying why the inputs do not fit the op.
+    pub fn infer_shape(&self, inputs: &[&TensorShape]) -> Result<Option<TensorShape>, String> {
+        let (lo, hi) = self.arity();
+        if inputs.len() < lo || inputs.len() > hi {
+            return Err(format!(
+                "takes {lo} to {hi} data inputs, got {}",
+                inputs.len()
+            ));
+        }
+        let x = inputs[0];
+        let need_rank4 = || -> Result<(), String> {
+            if x.rank() == 4 {
+                Ok(())
+            } else {
+                Err(format!("needs an NCHW input, got {x}"))
+            }
+        };
+        let shape = match self {
+            Op::Conv(a) => {
+                need_rank4()?;
+                if a.group == 0
+                    || !x.0[1].is_multiple_of(a.group)
+                    || !a.out_channels.is_multiple_of(a.group)
+                {
+                    return Err(format!(
+                        "{} input channels do not split into {} groups",
+                        x.0[1], a.group
+                    ));
+                }
+                let h = pooled(
+                    x.0[2],
+                    a.kernel[0],
+                    a.stride[0],
+                    a.pads[0],
+                    a.pads[2],
+                    a.dilation[0],
+                    false,
+                );
+                let w = pooled(
+                    x.0[3],
+                    a.kernel[1],
+                    a.stride[1],
+                    a.pads[1],
+                    a.pads[3],
+                    a.dilation[1],
+                    false,
+                );
+                match (h, w) {
+                    (Some(h), Some(w)) => TensorShape(vec![x.0[0], a.out_channels, h, w]),
+                    _ => return Err(format!("kernel larger than the padded input {x}")),
+                }
+            }
+            Op::MaxPool(a) | Op::AveragePool(a) => {
+                need_rank4()?;
+                let h = pooled(
+                    x.0[2],
+                    a.kernel[0],
+                    a.stride[0],
+                    a.pads[0],
+                    a.pads[2],
+                    1,
+                    a.ceil_mode,
+                );
+                let w = pooled(
+                    x.0[3],
+                    a.kernel[1],
+                    a.stride[1],
+                    a.pads[1],
+                    a.pads[3],
+                    1,
+                    a.ceil_mode,
+                );
+                match (h, w) {
+                    (Some(h), Some(w)) => TensorShape(vec![x.0[0], x.0[1], h, w]),
+                    _ => return Err(format!("window larger than the padded input {x}")),
+                }
+            }
+            Op::GlobalAveragePool | Op::GlobalMaxPool => {
+                if x.rank() < 3 {
+                    return Err(format!("needs a spatial input, got {x}"));
+                }
+                let mut d = x.0.clone();
+                for v in d.iter_mut().skip(2) {
+                    *v = 1;
+                }
+                TensorShape(d)
+            }
+            Op::Relu
+            | Op::Clip
+            | Op::Sigmoid
+            | Op::HardSigmoid
+            | Op::HardSwish
+            | Op::Tanh
+            | Op::BatchNormalization => x.clone(),
+            Op::Softmax { axis } => {
+                if *axis as usize >= x.rank() {
+                    return Err(format!("axis {axis} out of range for {x}"));
+                }
+                x.clone()
+            }
+            Op::Add | Op::Sub | Op::Mul | Op::Div => {
+                if inputs.len() == 1 {
+                    x.clone()
+                } else {
+                    broadcast(inputs[0], inputs[1]).ok_or_else(|| {
+                        format!("{} and {} do not broadcast", inputs[0], inputs[1])
+                    })?
+                }
+            }
+            Op::Concat { axis } => {
+                let axis = *axis as usize;
+                if axis >= x.rank() {
+                    return Err(format!("axis {axis} out of range for {x}"));
+                }
+                let mut d = x.0.clone();
+                for s in &inputs[1..] {
+                    let same = s.rank() == x.rank()
+                        && (0..x.rank()).all(|i| i == axis || s.0[i] == x.0[i]);
+                    if !same {
+                        return Err(format!("cannot concatenate {x} and {s} on axis {axis}"));
+                    }
+                    d[axis] += s.0[axis];
+                }
+                TensorShape(d)
+            }
+            Op::Flatten { axis } => {
+                let axis = *axis as usize;
+                if axis > x.rank() {
+                    return Err(format!("axis {axis} out of range for {x}"));
+                }
+                TensorShape(vec![
+                    x.0[..axis].iter().product(),
+                    x.0[axis..].iter().product(),
+                ])
+            }
+            Op::Gemm { out_features } => {
+                if x.rank() != 2 {
+                    return Err(format!("needs a 2-D input, got {x}"));
+                }
+                TensorShape(vec![x.0[0], *out_features])
+            }
+            Op::Pad { pads } => {
+                if pads.len() != 2 * x.rank() {
+                    return Err(format!("{} pads for a rank-{} input", pads.len(), x.rank()));
+                }
+                let r = x.rank();
+                TensorShape((0..r).map(|i| x.0[i] + pads[i] + pads[i + r]).collect())
+            }
+            Op::ReduceMean { axes, keepdims } => {
+                if axes.iter().any(|&a| a as usize >= x.rank()) {
+                    return Err(format!("axes {axes:?} out of range for {x}"));
+                }
+                let mut d = Vec::new();
+                for (i, &v) in x.0.iter().enumerate() {
+                    if axes.contains(&(i as u64)) {
+                        if *keepdims {
+                            d.push(1);
+                        }
+                    } else {
+                        d.push(v);
+                    }
+                }
+                TensorShape(d)
+            }
+            Op::Transpose { perm } => {
+                let mut seen = perm.clone();
+                seen.sort_unstable();
+                if seen != (0..x.rank() as u64).collect::<Vec<_>>() {
+                    return Err(format!("{perm:?} is not a permutation of {x}'s axes"));
+                }
+                TensorShape(perm.iter().map(|&p| x.0[p as usize]).collect())
+            }
+            Op::MatMul if inputs.len() == 2 => {
+                let (a, b) = (inputs[0], inputs[1]);
+                if a.rank() < 2 || b.rank() < 2 || a.0[a.rank() - 1] != b.0[b.rank() - 2] {
+                    return Err(format!("cannot multiply {a} by {b}"));
+                }
+                let batch_a = TensorShape(a.0[..a.rank() - 2].to_vec());
+                let batch_b = TensorShape(b.0[..b.rank() - 2].to_vec());
+                let mut d = broadcast(&batch_a, &batch_b)
+                    .ok_or_else(|| format!("batch dims of {a} and {b} do not broadcast"))?
+                    .0;
+                d.push(a.0[a.rank() - 2]);
+                d.push(b.0[b.rank() - 1]);
+                TensorShape(d)
+            }
+            Op::MatMul | Op::Reshape | Op::Resize { .. } => return Ok(None),
+        };
+        Ok(Some(shape))
+    }
+
+    /// The weight elements (bias included) the op carries by default for this input shape, as
+    /// the torchvision exports have them: convolutions and Gemm with a bias, nothing for the rest.
+    pub fn default_weights(&self, input: &TensorShape) -> u64 {
+        match self {
+            Op::Conv(a) => a.weight_elements(input.0.get(1).copied().unwrap_or(0), true),
+            Op::Gemm { out_features } => {
+                let inf = input.0.last().copied().unwrap_or(0);
+                inf * out_features + out_features
+            }
+            Op::BatchNormalization => 4 * input.0.get(1).copied().unwrap_or(0),
+            _ => 0,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn conv_and_pool_shapes_follow_pytorch() {
+        let x = TensorShape::nchw(3, 224, 224);
+        let conv = Op::Conv(ConvAttrs {
+            out_channels: 64,
+            kernel: [7, 7],
+            stride: [2, 2],
+            pads: [3, 3, 3, 3],
+            dilation: [1, 1],
+            group: 1,
+        });
+        assert_eq!(
+            conv.infer_shape(&[&x]).unwrap(),
+            Some(TensorShape::nchw(64, 112, 112))
+        );
+        // SqueezeNet: 3x3/2 pool with ceil mode, 111 -> 55.
+        let pool = Op::MaxPool(PoolAttrs::square(3, 2, 0, true));
+        assert_eq!(
+            pool.infer_shape(&[&TensorShape::nchw(64, 111, 111)])
+                .unwrap(),
+            Some(TensorShape::nchw(64, 55, 55))
+        );
+        // Ceil mode drops a window that would start in the padding.
+        let pool = Op::MaxPool(PoolAttrs::square(2, 2, 0, true));
+        assert_eq!(
+            pool.infer_shape(&[&TensorShape::nchw(1, 7, 7)]).unwrap(),
+            Some(TensorShape::nchw(1, 4, 4))
+        );
+        let dil = Op::Conv(ConvAttrs::square(8, 3, 1, 36, 1));
+        assert_eq!(
+            dil.infer_shape(&[&TensorShape::nchw(4, 32, 32)]).unwrap(),
+            Some(TensorShape::nchw(8, 32, 32))
+        );
+    }
+
+    #[test]
+    fn broadcasting_and_errors() {
+        let a = TensorShape::nchw(72, 28, 28);
+        let s = TensorShape::nchw(72, 1, 1);
+        assert_eq!(Op::Mul.infer_shape(&[&s, &a]).unwrap(), Some(a.clone()));
+        assert!(
+            Op::Add
+                .infer_shape(&[&a, &TensorShape::nchw(24, 28, 28)])
+                .is_err()
+        );
+        assert!(Op::Relu.infer_shape(&[]).is_err());
+        let c = Op::Concat { axis: 1 }
+            .infer_shape(&[&a, &a])
+            .unwrap()
+            .unwrap();
+        assert_eq!(c, TensorShape::nchw(144, 28, 28));
+    }
+
+    #[test]
+    fn kinds_round_trip_through_names() {
+        for k in OpKind::ALL {
+            assert_eq!(OpKind::from_name(k.name()), Some(k));
+            assert_eq!(OpKind::ALL[k.index()], k);
+        }
+        assert_eq!(OpKind::from_name("Einsum"), None);
+    }
+
+    #[test]
+    fn conv_weights_count_bias() {
+        // VGG16 conv1_1: 64·3·9 + 64.
+        let a = ConvAttrs::square(64, 3, 1, 1, 1);
+        assert_eq!(a.weight_elements(3, true), 1792);
+        // Depthwise 3x3 on 32 channels.
+        assert_eq!(
+            ConvAttrs::square(32, 3, 1, 1, 32).weight_elements(32, true),
+            320
+        );
+    }
+}

@@ -1,0 +1,273 @@
+//! Groups and plans, and the two checks every other crate relies on.
+//!
+//! - A **group** is a non-empty, weakly connected [`NodeSet`].
+//! - A **plan** is a partition of all nodes into groups whose graph of groups (an edge A→B when
+//!   B reads a tensor of A) is acyclic, so that the groups can run one after another.
+//!
+//! Failures name the group (by its index in the plan) and its nodes (by ONNX name).
+
+use crate::error::{IrError, Result};
+use crate::graph::Graph;
+use crate::id::NodeId;
+use crate::nodeset::NodeSet;
+use petgraph::graph::{DiGraph, NodeIndex};
+use serde::{Deserialize, Serialize};
+use std::collections::VecDeque;
+
+/// A partition of a graph's nodes into fusion groups.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+pub struct Plan {
+    /// The groups.
+    pub groups: Vec<NodeSet>,
+}
+
+impl Plan {
+    /// A plan from its groups.
+    pub fn new(groups: Vec<NodeSet>) -> Self {
+        Plan { groups }
+    }
+
+    /// The layer-by-layer plan: every node alone.
+    pub fn singletons(g: &Graph) -> Self {
+        Plan {
+            groups: g
+                .node_ids()
+                .map(|n| NodeSet::singleton(g.len(), n))
+                .collect(),
+        }
+    }
+
+    /// Number of groups.
+    pub fn len(&self) -> usize {
+        self.groups.len()
+    }
+
+    /// Whether the plan has no group.
+    pub fn is_empty(&self) -> bool {
+        self.groups.is_empty()
+    }
+
+    /// For each node, the index of its group (`None` where no group holds it).
+    pub fn group_of(&self, n: usize) -> Vec<Option<usize>> {
+        let mut of = vec![None; n];
+        for (gi, grp) in self.groups.iter().enumerate() {
+            for v in grp.iter() {
+                if v.index() < n {
+                    of[v.index()].get_or_insert(gi);
+                }
+            }
+        }
+        of
+    }
+}
+
+impl Graph {
+    /// The ONNX names of a set's nodes, in id order.
+    pub fn names(&self, set: &NodeSet) -> Vec<String> {
+        set.iter().map(|n| self.node(n).name.clone()).collect()
+    }
+
+    /// The set of the nodes called `names`.
+    ///
+    /// # Errors
+    /// [`IrError::UnknownNode`] for the first name not in the graph.
+    pub fn set_of<S: AsRef<str>>(&self, names: &[S]) -> Result<NodeSet> {
+        let mut s = NodeSet::new(self.len());
+        for name in names {
+            s.insert(self.require(name.as_ref())?);
+        }
+        Ok(s)
+    }
+
+    /// The nodes of `set` reachable from `start` inside `set`, along edges in either direction.
+    pub fn component(&self, set: &NodeSet, start: NodeId) -> NodeSet {
+        let mut seen = NodeSet::new(self.len());
+        let mut queue = VecDeque::from([start]);
+        seen.insert(start);
+        while let Some(v) = queue.pop_front() {
+            let ins = self.node(v).inputs.iter().filter_map(|s| s.node());
+            let outs = self.consumers(v).iter().map(|&(c, _)| c);
+            for u in ins.chain(outs) {
+                if set.contains(u) && seen.insert(u) {
+                    queue.push_back(u);
+                }
+            }
+        }
+        seen
+    }
+
+    /// Whether `set` is non-empty and weakly connected.
+    pub fn is_connected_set(&self, set: &NodeSet) -> bool {
+        match set.first() {
+            None => false,
+            Some(f) => self.component(set, f).len() == set.len(),
+        }
+    }
+
+    /// Checks that `set` is a group: non-empty and weakly connected. `index` names it in errors.
+    ///
+    /// # Errors
+    /// [`IrError::EmptyGroup`] or [`IrError::Disconnected`].
+    pub fn check_group(&self, set: &NodeSet, index: usize) -> Result<()> {
+        let first = set.first().ok_or(IrError::EmptyGroup { group: index })?;
+        if set.capacity() != self.len() {
+            return Err(IrError::Json(format!(
+                "group {index} is sized for {} nodes, the graph has {}",
+                set.capacity(),
+                self.len()
+            )));
+        }
+        let reached = self.component(set, first);
+        if reached.len() != set.len() {
+            return Err(IrError::Disconnected {
+                group: index,
+                rest: self.names(&reached),
+                apart: self.names(&set.difference(&reached)),
+            });
+        }
+        Ok(())
+    }
+
+    /// Checks that `plan` is a partition of the nodes into groups, with an acyclic graph of
+    /// groups.
+    ///
+    /// # Errors
+    /// [`IrError::Overlap`], [`IrError::Uncovered`], [`IrError::EmptyGroup`],
+    /// [`IrError::Disconnected`] or [`IrError::CyclicPlan`], naming groups and nodes.
+    pub fn check_plan(&self, plan: &Plan) -> Result<()> {
+        let mut owner: Vec<Option<usize>> = vec![None; self.len()];
+        for (gi, grp) in plan.groups.iter().enumerate() {
+            self.check_group(grp, gi)?;
+            for v in grp.iter() {
+                if let Some(first) = owner[v.index()] {
+                    return Err(IrError::Overlap {
+                        node: self.node(v).name.clone(),
+                        first,
+                        second: gi,
+                    });
+                }
+                owner[v.index()] = Some(gi);
+            }
+        }
+        let uncovered: Vec<String> = self
+            .node_ids()
+            .filter(|v| owner[v.index()].is_none())
+            .map(|v| self.node(v).name.clone())
+            .collect();
+        if !uncovered.is_empty() {
+            return Err(IrError::Uncovered { nodes: uncovered });
+        }
+        let owner: Vec<usize> = owner.into_iter().map(|o| o.unwrap_or(0)).collect();
+        if let Some(cycle) = self.group_cycle(&owner, plan.len()) {
+            return Err(IrError::CyclicPlan { cycle });
+        }
+        Ok(())
+    }
+
+    /// A cycle in the graph of groups, as group indices with the first repeated at the end.
+    fn group_cycle(&self, owner: &[usize], groups: usize) -> Option<Vec<usize>> {
+        let mut gg: DiGraph<(), ()> = DiGraph::with_capacity(groups, 0);
+        for _ in 0..groups {
+            gg.add_node(());
+        }
+        for v in self.node_ids() {
+            for &(c, _) in self.consumers(v) {
+                let (a, b) = (owner[v.index()], owner[c.index()]);
+                if a != b && gg.find_edge(NodeIndex::new(a), NodeIndex::new(b)).is_none() {
+                    gg.add_edge(NodeIndex::new(a), NodeIndex::new(b), ());
+                }
+            }
+        }
+        let scc = petgraph::algo::tarjan_scc(&gg)
+            .into_iter()
+            .find(|c| c.len() > 1)?;
+        // Walk inside the component from its first group back to itself (BFS with parents).
+        let start = scc[0];
+        let inside = |n: NodeIndex| scc.contains(&n);
+        let mut parent = vec![None; groups];
+        let mut queue = VecDeque::from([start]);
+        while let Some(v) = queue.pop_front() {
+            for w in gg.neighbors(v) {
+                if w == start {
+                    // v, parent(v), ..., back to start's successor; then reversed.
+                    let mut back = Vec::new();
+                    let mut cur = v;
+                    while cur != start {
+                        back.push(cur.index());
+                        cur = parent[cur.index()].unwrap_or(start);
+                    }
+                    back.reverse();
+                    let mut path = vec![start.index()];
+                    path.extend(back);
+                    path.push(start.index());
+                    return Some(path);
+                }
+                if inside(w) && parent[w.index()].is_none() {
+                    parent[w.index()] = Some(v);
+                    queue.push_back(w);
+                }
+            }
+        }
+        Some(scc.iter().map(|n| n.index()).collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::graph::tests::residual;
+
+    fn set(g: &Graph, names: &[&str]) -> NodeSet {
+        g.set_of(names).unwrap()
+    }
+
+    #[test]
+    fn groups_must_be_connected() {
+        let g = residual();
+        assert!(g.check_group(&set(&g, &["c1", "r1", "c2"]), 0).is_ok());
+        let err = g.check_group(&set(&g, &["r1", "r2"]), 4).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "group 4 is not connected: {r2} is cut off from {r1}"
+        );
+        assert!(matches!(
+            g.check_group(&NodeSet::new(g.len()), 2),
+            Err(IrError::EmptyGroup { group: 2 })
+        ));
+        assert!(matches!(g.set_of(&["nope"]), Err(IrError::UnknownNode(_))));
+    }
+
+    #[test]
+    fn plans_must_partition_and_be_acyclic() {
+        let g = residual();
+        assert!(g.check_plan(&Plan::singletons(&g)).is_ok());
+        let ok = Plan::new(vec![set(&g, &["c1", "r1", "c2", "add"]), set(&g, &["r2"])]);
+        assert!(g.check_plan(&ok).is_ok());
+        let overlap = Plan::new(vec![
+            set(&g, &["c1", "r1"]),
+            set(&g, &["r1", "c2", "add", "r2"]),
+        ]);
+        assert!(
+            matches!(g.check_plan(&overlap), Err(IrError::Overlap { ref node, .. }) if node == "r1")
+        );
+        let missing = Plan::new(vec![set(&g, &["c1", "r1"])]);
+        let err = g.check_plan(&missing).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "the plan leaves 3 node(s) in no group: c2, add, r2"
+        );
+        // c1 and add together, r1 -> c2 apart: c1 -> r1 -> c2 -> add is a cycle of groups.
+        let cyclic = Plan::new(vec![set(&g, &["c1", "add", "r2"]), set(&g, &["r1", "c2"])]);
+        let err = g.check_plan(&cyclic).unwrap_err();
+        assert_eq!(
+            err,
+            IrError::CyclicPlan {
+                cycle: vec![0, 1, 0]
+            }
+        );
+        assert_eq!(
+            err.to_string(),
+            "the plan's groups form a cycle: group 0 -> group 1 -> group 0"
+        );
+    }
+}

@@ -1,0 +1,78 @@
+//! The one error type of `fuselage-onnx`.
+
+use std::path::PathBuf;
+use thiserror::Error;
+
+/// What can go wrong importing an ONNX file. Every variant names the file, and the node and op
+/// where there is one.
+#[derive(Debug, Error)]
+pub enum OnnxError {
+    /// The file cannot be read.
+    #[error("{}: cannot read the file: {error}", .path.display())]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The I/O error.
+        error: std::io::Error,
+    },
+    /// The bytes are not an ONNX protobuf (or are truncated inside a message).
+    #[error("{}: not an ONNX model (protobuf decoding failed: {reason})", .path.display())]
+    NotOnnx {
+        /// The file.
+        path: PathBuf,
+        /// The decoder's message.
+        reason: String,
+    },
+    /// The protobuf decodes but does not describe a complete model (a truncated file, for
+    /// instance, that ends between two messages).
+    #[error("{}: malformed ONNX model: {reason}", .path.display())]
+    Malformed {
+        /// The file.
+        path: PathBuf,
+        /// What is missing or inconsistent.
+        reason: String,
+    },
+    /// A node whose op the IR does not have.
+    #[error("{}: node `{node}` has op `{op}`, which fuselage does not support (supported: {supported})", .path.display())]
+    Unsupported {
+        /// The file.
+        path: PathBuf,
+        /// The ONNX node name.
+        node: String,
+        /// Its `op_type` (with its domain when not the default one).
+        op: String,
+        /// The supported op types.
+        supported: String,
+    },
+    /// A node whose attributes or inputs fuselage cannot use.
+    #[error("{}: node `{node}` ({op}): {reason}", .path.display())]
+    BadNode {
+        /// The file.
+        path: PathBuf,
+        /// The ONNX node name.
+        node: String,
+        /// Its `op_type`.
+        op: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// tract could not parse the model or infer its shapes.
+    #[error("{}: tract could not analyse the model: {reason}", .path.display())]
+    Tract {
+        /// The file.
+        path: PathBuf,
+        /// tract's error chain.
+        reason: String,
+    },
+    /// The imported graph fails the IR's own checks.
+    #[error("{}: {error}", .path.display())]
+    Ir {
+        /// The file.
+        path: PathBuf,
+        /// The IR error.
+        error: fuselage_ir::IrError,
+    },
+}
+
+/// `Result` with [`OnnxError`].
+pub type Result<T, E = OnnxError> = std::result::Result<T, E>;

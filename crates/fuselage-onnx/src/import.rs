@@ -1,0 +1,745 @@
+//! The importer: protobuf in, [`Graph`] out.
+//!
+//! Two sources of truth are combined:
+//! - the **protobuf** (decoded by tract-onnx's prost types) gives the ONNX-level view: node
+//!   names, `op_type`s, attributes and the wiring. Ops are mapped from here, so a `Relu` stays a
+//!   `Relu` whatever tract would lower it to;
+//! - **tract's analysed inference model** (`InferenceModel::analyse`) gives every tensor's
+//!   inferred shape and datum type, and the values of tensors computable without the model
+//!   input (shape arithmetic, `Constant` nodes, initializers).
+//!
+//! Folding: a tensor is *static* when it is an initializer, a `Constant`, the output of `Shape`
+//! or `Size` (the input shape is fixed), or computed only from static tensors. Static tensors
+//! are not nodes; nodes that read the model input (through something other than `Shape`) are
+//! *data nodes*, and only those become nodes of the graph. The float static inputs on a data
+//! node's parameter ports (Conv and Gemm weight and bias, BatchNormalization statistics, a
+//! constant operand of Add/Mul/Sub/Div or MatMul) are its weights.
+//!
+//! The importer checks before tract sees the model (a missing graph, an undefined tensor, an
+//! unsupported op), so that errors name the file, node and op; tract is then run behind
+//! `catch_unwind`, and finally the graph is held to the IR's own shape rules.
+
+use crate::error::{OnnxError, Result};
+use fuselage_ir::{ConvAttrs, Graph, GraphBuilder, Op, OpKind, PoolAttrs, Source, TensorShape};
+use std::collections::{HashMap, HashSet};
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::path::Path;
+use tract_onnx::pb;
+use tract_onnx::prelude::*;
+use tract_onnx::tract_hir::infer::Factoid;
+
+/// Import options.
+#[derive(Clone, Debug, Default)]
+pub struct Importer {
+    input_shapes: HashMap<String, Vec<u64>>,
+}
+
+/// Imports the ONNX file at `path` with default options.
+///
+/// # Errors
+/// See [`OnnxError`]: every variant names the file.
+pub fn import(path: impl AsRef<Path>) -> Result<Graph> {
+    Importer::default().import(path)
+}
+
+/// Imports an ONNX model from bytes; `origin` names it in errors and gives the graph its name.
+///
+/// # Errors
+/// See [`OnnxError`].
+pub fn import_bytes(bytes: &[u8], origin: impl AsRef<Path>) -> Result<Graph> {
+    Importer::default().import_bytes(bytes, origin)
+}
+
+struct Ctx<'a> {
+    path: &'a Path,
+}
+
+impl Ctx<'_> {
+    fn malformed(&self, reason: impl Into<String>) -> OnnxError {
+        OnnxError::Malformed {
+            path: self.path.to_path_buf(),
+            reason: reason.into(),
+        }
+    }
+
+    fn bad(&self, node: &pb::NodeProto, reason: impl Into<String>) -> OnnxError {
+        OnnxError::BadNode {
+            path: self.path.to_path_buf(),
+            node: node.name.clone(),
+            op: node.op_type.clone(),
+            reason: reason.into(),
+        }
+    }
+
+    fn tract(&self, e: impl std::fmt::Display) -> OnnxError {
+        OnnxError::Tract {
+            path: self.path.to_path_buf(),
+            reason: e.to_string(),
+        }
+    }
+}
+
+fn attr<'a>(node: &'a pb::NodeProto, name: &str) -> Option<&'a pb::AttributeProto> {
+    node.attribute.iter().find(|a| a.name == name)
+}
+
+fn attr_ints(node: &pb::NodeProto, name: &str) -> Option<Vec<i64>> {
+    attr(node, name).map(|a| a.ints.clone())
+}
+
+fn attr_int(node: &pb::NodeProto, name: &str) -> Option<i64> {
+    attr(node, name).map(|a| a.i)
+}
+
+fn attr_str(node: &pb::NodeProto, name: &str) -> Option<String> {
+    attr(node, name).map(|a| String::from_utf8_lossy(&a.s).into_owned())
+}
+
+fn node_label(node: &pb::NodeProto, index: usize) -> String {
+    if !node.name.is_empty() {
+        node.name.clone()
+    } else if let Some(o) = node.output.first().filter(|o| !o.is_empty()) {
+        o.clone()
+    } else {
+        format!("#{index} ({})", node.op_type)
+    }
+}
+
+impl Importer {
+    /// Default options: input shapes as the file declares them.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Fixes the shape of graph input `name` (for files with a symbolic batch or resolution).
+    pub fn with_input_shape(mut self, name: impl Into<String>, dims: Vec<u64>) -> Self {
+        self.input_shapes.insert(name.into(), dims);
+        self
+    }
+
+    /// Imports the ONNX file at `path`.
+    ///
+    /// # Errors
+    /// See [`OnnxError`].
+    pub fn import(&self, path: impl AsRef<Path>) -> Result<Graph> {
+        let path = path.as_ref();
+        let bytes = std::fs::read(path).map_err(|error| OnnxError::Io {
+            path: path.to_path_buf(),
+            error,
+        })?;
+        self.import_bytes(&bytes, path)
+    }
+
+    /// Imports a model from bytes; `origin` names it in errors, and its file stem names the
+    /// graph.
+    ///
+    /// # Errors
+    /// See [`OnnxError`].
+    pub fn import_bytes(&self, bytes: &[u8], origin: impl AsRef<Path>) -> Result<Graph> {
+        let path = origin.as_ref();
+        let cx = Ctx { path };
+        let proto = tract_onnx::onnx()
+            .proto_model_for_read(&mut &bytes[..])
+            .map_err(|e| OnnxError::NotOnnx {
+                path: path.to_path_buf(),
+                reason: format!("{e:#}"),
+            })?;
+        let name = path
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        self.convert(&cx, &proto, name)
+    }
+
+    fn convert(&self, cx: &Ctx<'_>, proto: &pb::ModelProto, name: String) -> Result<Graph> {
+        let graph = proto
+            .graph
+            .as_ref()
+            .ok_or_else(|| cx.malformed("the model has no graph"))?;
+        if proto.opset_import.is_empty() {
+            return Err(cx.malformed("the model declares no opset (opset_import is empty)"));
+        }
+        if graph.node.is_empty() {
+            return Err(cx.malformed("the graph has no node"));
+        }
+        let analysis = analyse_structure(cx, graph)?;
+        let facts = self.run_tract(cx, proto, graph)?;
+
+        let mut b = GraphBuilder::new(name);
+        // Graph inputs that data flows from.
+        for input in &graph.input {
+            if analysis.data_inputs.contains(input.name.as_str()) {
+                let shape = facts.shape(cx, &input.name, None)?;
+                b.input(input.name.clone(), shape)
+                    .map_err(|error| OnnxError::Ir {
+                        path: cx.path.to_path_buf(),
+                        error,
+                    })?;
+            }
+        }
+        // Tensor name -> the source producing it.
+        let mut producer: HashMap<&str, Source> = HashMap::new();
+        for input in &graph.input {
+            if let Some(s) = b.source(&input.name) {
+                producer.insert(&input.name, s);
+            }
+        }
+        for &ni in &analysis.order {
+            let node = &graph.node[ni];
+            if !analysis.data_nodes.contains(&ni) {
+                continue;
+            }
+            let label = node_label(node, ni);
+            let named;
+            let node = if node.name.is_empty() {
+                named = pb::NodeProto {
+                    name: label.clone(),
+                    ..node.clone()
+                };
+                &named
+            } else {
+                node
+            };
+            for extra in node.output.iter().skip(1).filter(|o| !o.is_empty()) {
+                if analysis.consumed.contains(extra.as_str()) {
+                    return Err(cx.bad(node, format!("its second output `{extra}` is used; fuselage keeps one output per node")));
+                }
+            }
+            let out_name = graph.node[ni]
+                .output
+                .first()
+                .filter(|o| !o.is_empty())
+                .ok_or_else(|| cx.bad(node, "the node has no output"))?;
+            let shape = facts.shape(cx, out_name, Some(node))?;
+            let mut inputs = Vec::new();
+            let mut in_shapes = Vec::new();
+            let mut weights = 0u64;
+            for (port, t) in node.input.iter().enumerate() {
+                if t.is_empty() {
+                    continue;
+                }
+                if let Some(&s) = producer.get(t.as_str()) {
+                    inputs.push(s);
+                    in_shapes.push(facts.shape(cx, t, Some(node))?);
+                } else if is_weight_port(&node.op_type, port) {
+                    weights += facts.float_elements(cx, t, node)?;
+                }
+            }
+            let op = map_op(cx, node, &facts, &in_shapes, &shape)?;
+            let s = b
+                .node_with(label, op, &inputs, shape, weights)
+                .map_err(|error| OnnxError::Ir {
+                    path: cx.path.to_path_buf(),
+                    error,
+                })?;
+            producer.insert(out_name, s);
+        }
+        for out in &graph.output {
+            if let Some(&s) = producer.get(out.name.as_str()) {
+                b.output(s);
+            }
+        }
+        let g = b.finish().map_err(|error| OnnxError::Ir {
+            path: cx.path.to_path_buf(),
+            error,
+        })?;
+        if g.is_empty() {
+            return Err(cx.malformed("no node depends on a graph input"));
+        }
+        g.check_shapes().map_err(|error| OnnxError::Ir {
+            path: cx.path.to_path_buf(),
+            error,
+        })?;
+        Ok(g)
+    }
+
+    fn run_tract(
+        &self,
+        cx: &Ctx<'_>,
+        proto: &pb::ModelProto,
+        graph: &pb::GraphProto,
+    ) -> Result<Facts> {
+        let onnx = tract_onnx::onnx();
+        let parsed = catch_unwind(AssertUnwindSafe(|| onnx.parse(proto, None)))
+            .map_err(|_| cx.tract("tract panicked while parsing the model"))?
+            .map_err(|e| cx.tract(format!("{e:#}")))?;
+        if !parsed.unresolved_inputs.is_empty() {
+            return Err(cx.malformed(format!(
+                "unresolved inputs: {}",
+                parsed.unresolved_inputs.join(", ")
+            )));
+        }
+        let mut model = parsed.model;
+        for (name, dims) in &self.input_shapes {
+            let pos = graph
+                .input
+                .iter()
+                .filter(|i| !graph.initializer.iter().any(|t| t.name == i.name))
+                .position(|i| &i.name == name)
+                .ok_or_else(|| {
+                    cx.malformed(format!("there is no graph input `{name}` to reshape"))
+                })?;
+            let dims: Vec<usize> = dims.iter().map(|&d| d as usize).collect();
+            let dt = model
+                .input_fact(pos)
+                .ok()
+                .and_then(|f| f.datum_type.concretize())
+                .unwrap_or(DatumType::F32);
+            model
+                .set_input_fact(pos, InferenceFact::dt_shape(dt, dims))
+                .map_err(|e| cx.tract(format!("{e:#}")))?;
+        }
+        catch_unwind(AssertUnwindSafe(|| model.analyse(false)))
+            .map_err(|_| cx.tract("tract panicked while inferring shapes"))?
+            .map_err(|e| cx.tract(format!("{e:#}")))?;
+        Ok(Facts {
+            model,
+            outlets: parsed.outlets_by_name,
+        })
+    }
+}
+
+/// What the protobuf alone tells: a topological order, which nodes carry data, which tensors
+/// are read.
+struct Structure<'a> {
+    order: Vec<usize>,
+    data_nodes: HashSet<usize>,
+    data_inputs: HashSet<&'a str>,
+    consumed: HashSet<&'a str>,
+}
+
+fn analyse_structure<'a>(cx: &Ctx<'_>, graph: &'a pb::GraphProto) -> Result<Structure<'a>> {
+    let initializers: HashSet<&str> = graph.initializer.iter().map(|t| t.name.as_str()).collect();
+    let real_inputs: Vec<&str> = graph
+        .input
+        .iter()
+        .map(|i| i.name.as_str())
+        .filter(|n| !initializers.contains(n))
+        .collect();
+    // Tensor -> producing node.
+    let mut made_by: HashMap<&str, usize> = HashMap::new();
+    for (ni, node) in graph.node.iter().enumerate() {
+        for o in node.output.iter().filter(|o| !o.is_empty()) {
+            if made_by.insert(o.as_str(), ni).is_some() || initializers.contains(o.as_str()) {
+                return Err(cx.malformed(format!("tensor `{o}` is defined twice")));
+            }
+        }
+    }
+    let mut consumed = HashSet::new();
+    for (ni, node) in graph.node.iter().enumerate() {
+        for t in node.input.iter().filter(|t| !t.is_empty()) {
+            let known = made_by.contains_key(t.as_str())
+                || initializers.contains(t.as_str())
+                || real_inputs.contains(&t.as_str());
+            if !known {
+                return Err(cx.malformed(format!(
+                    "node `{}` ({}) reads `{t}`, which no node, initializer or graph input defines",
+                    node_label(node, ni),
+                    node.op_type
+                )));
+            }
+            consumed.insert(t.as_str());
+        }
+    }
+    // Topological order (Kahn), stable in file order.
+    let n = graph.node.len();
+    let mut indeg = vec![0usize; n];
+    let mut users: Vec<Vec<usize>> = vec![Vec::new(); n];
+    for (ni, node) in graph.node.iter().enumerate() {
+        for t in node.input.iter().filter(|t| !t.is_empty()) {
+            if let Some(&p) = made_by.get(t.as_str()) {
+                indeg[ni] += 1;
+                users[p].push(ni);
+            }
+        }
+    }
+    let mut ready: std::collections::BTreeSet<usize> = (0..n).filter(|&i| indeg[i] == 0).collect();
+    let mut order = Vec::with_capacity(n);
+    while let Some(i) = ready.pop_first() {
+        order.push(i);
+        for &u in &users[i] {
+            indeg[u] -= 1;
+            if indeg[u] == 0 {
+                ready.insert(u);
+            }
+        }
+    }
+    if order.len() != n {
+        return Err(cx.malformed("the nodes form a cycle"));
+    }
+    // Data flow from the real inputs; Shape and Size cut it (the input shape is fixed).
+    let mut data_tensors: HashSet<&str> = real_inputs.iter().copied().collect();
+    let mut data_nodes = HashSet::new();
+    for &ni in &order {
+        let node = &graph.node[ni];
+        let reads_data = node.input.iter().any(|t| data_tensors.contains(t.as_str()));
+        if reads_data && !matches!(node.op_type.as_str(), "Shape" | "Size") {
+            data_nodes.insert(ni);
+            for o in node.output.iter().filter(|o| !o.is_empty()) {
+                data_tensors.insert(o.as_str());
+            }
+        }
+    }
+    let data_inputs = real_inputs
+        .iter()
+        .copied()
+        .filter(|i| consumed.contains(i))
+        .collect();
+    // Every data node's op must be one the IR has.
+    for &ni in &order {
+        if !data_nodes.contains(&ni) {
+            continue;
+        }
+        let node = &graph.node[ni];
+        let default_domain = node.domain.is_empty() || node.domain == "ai.onnx";
+        if !default_domain || OpKind::from_name(&node.op_type).is_none() {
+            let op = if default_domain {
+                node.op_type.clone()
+            } else {
+                format!("{}::{}", node.domain, node.op_type)
+            };
+            return Err(OnnxError::Unsupported {
+                path: cx.path.to_path_buf(),
+                node: node_label(node, ni),
+                op,
+                supported: OpKind::ALL
+                    .iter()
+                    .map(|k| k.name())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            });
+        }
+    }
+    for &ni in &order {
+        if data_nodes.contains(&ni) {
+            check_spatial_attrs(cx, &graph.node[ni], ni)?;
+        }
+    }
+    Ok(Structure {
+        order,
+        data_nodes,
+        data_inputs,
+        consumed,
+    })
+}
+
+/// Rejects spatial attributes of the wrong length before tract sees them (tract indexes them
+/// without checking).
+fn check_spatial_attrs(cx: &Ctx<'_>, node: &pb::NodeProto, index: usize) -> Result<()> {
+    if !matches!(node.op_type.as_str(), "Conv" | "MaxPool" | "AveragePool") {
+        return Ok(());
+    }
+    for (name, len) in [
+        ("kernel_shape", 2),
+        ("strides", 2),
+        ("dilations", 2),
+        ("pads", 4),
+    ] {
+        if let Some(v) = attr_ints(node, name)
+            && (v.len() != len || v.iter().any(|&x| x < 0) || (name != "pads" && v.contains(&0)))
+        {
+            let node = pb::NodeProto {
+                name: node_label(node, index),
+                ..node.clone()
+            };
+            return Err(cx.bad(
+                &node,
+                format!("attribute {name} = {v:?}: expected {len} valid values for a 2-D op"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Whether input `port` of an `op_type` node holds parameters (counted as weights).
+fn is_weight_port(op_type: &str, port: usize) -> bool {
+    match op_type {
+        "Conv" | "Gemm" => port == 1 || port == 2,
+        "BatchNormalization" => (1..=4).contains(&port),
+        "Add" | "Sub" | "Mul" | "Div" | "MatMul" => port <= 1,
+        _ => false,
+    }
+}
+
+/// tract's analysed model, and where each ONNX tensor name lives in it.
+struct Facts {
+    model: InferenceModel,
+    outlets: HashMap<String, OutletId>,
+}
+
+impl Facts {
+    fn fact(&self, cx: &Ctx<'_>, tensor: &str) -> Result<&InferenceFact> {
+        let outlet = self
+            .outlets
+            .get(tensor)
+            .ok_or_else(|| cx.tract(format!("tract has no tensor `{tensor}`")))?;
+        self.model
+            .outlet_fact(*outlet)
+            .map_err(|e| cx.tract(format!("{e:#}")))
+    }
+
+    fn shape(
+        &self,
+        cx: &Ctx<'_>,
+        tensor: &str,
+        node: Option<&pb::NodeProto>,
+    ) -> Result<TensorShape> {
+        let dims = self
+            .fact(cx, tensor)?
+            .shape
+            .as_concrete_finite()
+            .ok()
+            .flatten()
+            .ok_or_else(|| {
+                let why = format!(
+                    "the shape of `{tensor}` is not static after inference; fix the input shape (Importer::with_input_shape)"
+                );
+                match node {
+                    Some(node) => cx.bad(node, why),
+                    None => cx.malformed(why),
+                }
+            })?;
+        Ok(TensorShape(dims.iter().map(|&d| d as u64).collect()))
+    }
+
+    fn float_elements(&self, cx: &Ctx<'_>, tensor: &str, node: &pb::NodeProto) -> Result<u64> {
+        let fact = self.fact(cx, tensor)?;
+        if !fact.datum_type.concretize().is_some_and(|d| d.is_float()) {
+            return Ok(0);
+        }
+        Ok(self.shape(cx, tensor, Some(node))?.elements())
+    }
+
+    fn ints(&self, cx: &Ctx<'_>, tensor: &str, node: &pb::NodeProto) -> Result<Vec<i64>> {
+        let value = self
+            .fact(cx, tensor)?
+            .value
+            .concretize()
+            .ok_or_else(|| cx.bad(node, format!("input `{tensor}` is not a constant")))?;
+        let cast = value
+            .cast_to::<i64>()
+            .map_err(|e| cx.bad(node, format!("input `{tensor}` is not integer: {e}")))?;
+        let values = cast
+            .to_plain_array_view::<i64>()
+            .map_err(|e| cx.bad(node, format!("input `{tensor}`: {e}")))?;
+        Ok(values.iter().copied().collect())
+    }
+}
+
+fn axis(cx: &Ctx<'_>, node: &pb::NodeProto, a: i64, rank: usize) -> Result<u64> {
+    let r = rank as i64;
+    let v = if a < 0 { a + r } else { a };
+    if v < 0 || v > r {
+        return Err(cx.bad(node, format!("axis {a} out of range for rank {rank}")));
+    }
+    Ok(v as u64)
+}
+
+fn pair(v: &[i64]) -> [u64; 2] {
+    [
+        v.first().copied().unwrap_or(1) as u64,
+        v.get(1).copied().unwrap_or(1) as u64,
+    ]
+}
+
+/// `[top, left, bottom, right]`, from explicit pads or from `auto_pad`.
+fn pads2d(
+    cx: &Ctx<'_>,
+    node: &pb::NodeProto,
+    span: [u64; 2],
+    stride: [u64; 2],
+    input: &TensorShape,
+    output: &TensorShape,
+) -> Result<[u64; 4]> {
+    let auto = attr_str(node, "auto_pad").unwrap_or_default();
+    match auto.as_str() {
+        "" | "NOTSET" => {
+            let p = attr_ints(node, "pads").unwrap_or_else(|| vec![0; 4]);
+            if p.len() != 4 || p.iter().any(|&x| x < 0) {
+                return Err(cx.bad(node, format!("pads {p:?} are not 4 non-negative values")));
+            }
+            Ok([p[0] as u64, p[1] as u64, p[2] as u64, p[3] as u64])
+        }
+        "VALID" => Ok([0; 4]),
+        "SAME_UPPER" | "SAME_LOWER" => {
+            let mut pads = [0; 4];
+            for d in 0..2 {
+                let (i, o) = (input.0[2 + d], output.0[2 + d]);
+                let total = ((o.saturating_sub(1)) * stride[d] + span[d]).saturating_sub(i);
+                let (small, big) = (total / 2, total - total / 2);
+                let (begin, end) = if auto == "SAME_UPPER" {
+                    (small, big)
+                } else {
+                    (big, small)
+                };
+                pads[d] = begin;
+                pads[d + 2] = end;
+            }
+            Ok(pads)
+        }
+        other => Err(cx.bad(node, format!("unknown auto_pad `{other}`"))),
+    }
+}
+
+fn map_op(
+    cx: &Ctx<'_>,
+    node: &pb::NodeProto,
+    facts: &Facts,
+    ins: &[TensorShape],
+    out: &TensorShape,
+) -> Result<Op> {
+    let x = ins
+        .first()
+        .ok_or_else(|| cx.bad(node, "the node reads no data tensor"))?;
+    let spatial = |what: &str| -> Result<()> {
+        if x.rank() == 4 && out.rank() == 4 {
+            Ok(())
+        } else {
+            Err(cx.bad(
+                node,
+                format!("only 2-D {what} on NCHW tensors is supported, got {x}"),
+            ))
+        }
+    };
+    let kind = OpKind::from_name(&node.op_type).ok_or_else(|| cx.bad(node, "unsupported op"))?;
+    Ok(match kind {
+        OpKind::Conv => {
+            spatial("convolution")?;
+            let w = node
+                .input
+                .get(1)
+                .filter(|w| !w.is_empty())
+                .ok_or_else(|| cx.bad(node, "no weight input"))?;
+            let wshape = facts.shape(cx, w, Some(node))?;
+            if wshape.rank() != 4 {
+                return Err(cx.bad(
+                    node,
+                    format!("weight `{w}` has shape {wshape}, expected 4-D"),
+                ));
+            }
+            let kernel = attr_ints(node, "kernel_shape")
+                .map(|k| pair(&k))
+                .unwrap_or([wshape.0[2], wshape.0[3]]);
+            let stride = attr_ints(node, "strides")
+                .map(|s| pair(&s))
+                .unwrap_or([1, 1]);
+            let dilation = attr_ints(node, "dilations")
+                .map(|s| pair(&s))
+                .unwrap_or([1, 1]);
+            let span = [
+                dilation[0] * (kernel[0] - 1) + 1,
+                dilation[1] * (kernel[1] - 1) + 1,
+            ];
+            let pads = pads2d(cx, node, span, stride, x, out)?;
+            let group = attr_int(node, "group").unwrap_or(1).max(1) as u64;
+            Op::Conv(ConvAttrs {
+                out_channels: wshape.0[0],
+                kernel,
+                stride,
+                pads,
+                dilation,
+                group,
+            })
+        }
+        OpKind::MaxPool | OpKind::AveragePool => {
+            spatial("pooling")?;
+            let kernel = pair(
+                &attr_ints(node, "kernel_shape").ok_or_else(|| cx.bad(node, "no kernel_shape"))?,
+            );
+            let stride = attr_ints(node, "strides")
+                .map(|s| pair(&s))
+                .unwrap_or([1, 1]);
+            if attr_ints(node, "dilations").is_some_and(|d| d.iter().any(|&v| v != 1)) {
+                return Err(cx.bad(node, "dilated pooling is not supported"));
+            }
+            let pads = pads2d(cx, node, kernel, stride, x, out)?;
+            let ceil_mode = attr_int(node, "ceil_mode").unwrap_or(0) != 0;
+            let a = PoolAttrs {
+                kernel,
+                stride,
+                pads,
+                ceil_mode,
+            };
+            if kind == OpKind::MaxPool {
+                Op::MaxPool(a)
+            } else {
+                Op::AveragePool(a)
+            }
+        }
+        OpKind::GlobalAveragePool => Op::GlobalAveragePool,
+        OpKind::GlobalMaxPool => Op::GlobalMaxPool,
+        OpKind::Relu => Op::Relu,
+        OpKind::Clip => Op::Clip,
+        OpKind::Sigmoid => Op::Sigmoid,
+        OpKind::HardSigmoid => Op::HardSigmoid,
+        OpKind::HardSwish => Op::HardSwish,
+        OpKind::Tanh => Op::Tanh,
+        OpKind::Add => Op::Add,
+        OpKind::Sub => Op::Sub,
+        OpKind::Mul => Op::Mul,
+        OpKind::Div => Op::Div,
+        OpKind::Concat => Op::Concat {
+            axis: axis(cx, node, attr_int(node, "axis").unwrap_or(0), x.rank())?,
+        },
+        OpKind::Flatten => Op::Flatten {
+            axis: axis(cx, node, attr_int(node, "axis").unwrap_or(1), x.rank())?,
+        },
+        OpKind::Gemm => {
+            if out.rank() != 2 {
+                return Err(cx.bad(node, format!("output {out} is not 2-D")));
+            }
+            if attr_int(node, "transA").unwrap_or(0) != 0 {
+                return Err(cx.bad(node, "transA = 1 is not supported"));
+            }
+            Op::Gemm {
+                out_features: out.0[1],
+            }
+        }
+        OpKind::MatMul => Op::MatMul,
+        OpKind::BatchNormalization => Op::BatchNormalization,
+        OpKind::Pad => {
+            let pads = match node.input.get(1).filter(|p| !p.is_empty()) {
+                Some(p) => facts.ints(cx, p, node)?,
+                None => attr_ints(node, "pads").unwrap_or_default(),
+            };
+            if pads.iter().any(|&p| p < 0) {
+                return Err(cx.bad(node, "negative pads (cropping) are not supported"));
+            }
+            if node.input.get(3).is_some_and(|a| !a.is_empty()) {
+                return Err(cx.bad(node, "Pad with an `axes` input is not supported"));
+            }
+            Op::Pad {
+                pads: pads.iter().map(|&p| p as u64).collect(),
+            }
+        }
+        OpKind::ReduceMean => {
+            let axes = match node.input.get(1).filter(|a| !a.is_empty()) {
+                Some(a) => facts.ints(cx, a, node)?,
+                None => attr_ints(node, "axes").unwrap_or_else(|| (0..x.rank() as i64).collect()),
+            };
+            let mut axes = axes
+                .iter()
+                .map(|&a| axis(cx, node, a, x.rank()))
+                .collect::<Result<Vec<_>>>()?;
+            axes.sort_unstable();
+            Op::ReduceMean {
+                axes,
+                keepdims: attr_int(node, "keepdims").unwrap_or(1) != 0,
+            }
+        }
+        OpKind::Resize => Op::Resize {
+            mode: attr_str(node, "mode").unwrap_or_else(|| "nearest".into()),
+        },
+        OpKind::Reshape => Op::Reshape,
+        OpKind::Transpose => {
+            let perm =
+                attr_ints(node, "perm").unwrap_or_else(|| (0..x.rank() as i64).rev().collect());
+            Op::Transpose {
+                perm: perm.iter().map(|&p| p.max(0) as u64).collect(),
+            }
+        }
+        OpKind::Softmax => Op::Softmax {
+            axis: axis(cx, node, attr_int(node, "axis").unwrap_or(-1), x.rank())?,
+        },
+    })
+}

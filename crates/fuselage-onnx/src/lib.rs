@@ -1,0 +1,31 @@
+//! # fuselage-onnx
+//!
+//! ONNX import for fuselage, through tract-onnx.
+//!
+//! ```no_run
+//! let g = fuselage_onnx::import("resnet18.onnx")?;
+//! println!("{} nodes, {} MACs", g.len(), g.macs());
+//! # Ok::<(), fuselage_onnx::OnnxError>(())
+//! ```
+//!
+//! The graph keeps ONNX-level ops and ONNX node names; constants and shape arithmetic are
+//! folded away; shapes come from tract's inference and are then checked against the IR's own
+//! shape rules. See [`import`](mod@import) for the design.
+#![warn(missing_docs)]
+
+mod error;
+pub mod import;
+
+pub use error::{OnnxError, Result};
+pub use import::{Importer, import, import_bytes};
+
+/// The folder of reference ONNX exports used by tests and benchmarks: `$FUSELAGE_MODELS` when
+/// set, else `../shared/models` beside the workspace. `None` when that folder does not exist
+/// (a user's clone), so callers can say so and skip.
+pub fn reference_models_dir() -> Option<std::path::PathBuf> {
+    let dir = match std::env::var_os("FUSELAGE_MODELS") {
+        Some(d) => std::path::PathBuf::from(d),
+        None => std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/models"),
+    };
+    dir.is_dir().then_some(dir)
+}

@@ -1,0 +1,123 @@
+//! Bad input gets an error naming the file (and the node and op where there is one), never a
+//! panic.
+
+mod support;
+
+use fuselage_onnx::{OnnxError, import, import_bytes, reference_models_dir};
+use proptest::prelude::*;
+use support::{A, Model};
+
+#[test]
+fn missing_file_is_named() {
+    let err = import("/no/such/model.onnx").unwrap_err();
+    assert!(matches!(err, OnnxError::Io { .. }));
+    assert!(
+        err.to_string()
+            .starts_with("/no/such/model.onnx: cannot read the file"),
+        "{err}"
+    );
+}
+
+#[test]
+fn non_onnx_bytes_are_rejected() {
+    let err = import_bytes(b"[package]\nname = \"x\"\n", "Cargo.toml").unwrap_err();
+    assert!(err.to_string().starts_with("Cargo.toml: "), "{err}");
+    assert!(
+        matches!(err, OnnxError::NotOnnx { .. } | OnnxError::Malformed { .. }),
+        "{err}"
+    );
+    let err = import_bytes(&[], "empty.onnx").unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "empty.onnx: malformed ONNX model: the model has no graph"
+    );
+}
+
+#[test]
+fn unsupported_op_names_node_and_op() {
+    let bytes = Model::default()
+        .input("x", &[1, 4, 8, 8])
+        .node("/block/Relu", "Relu", &["x"], &[])
+        .node(
+            "/block/Einsum",
+            "Einsum",
+            &["/block/Relu", "/block/Relu"],
+            &[("equation", A::Str("ij,jk->ik"))],
+        )
+        .output("/block/Einsum")
+        .encode();
+    let err = import_bytes(&bytes, "net.onnx").unwrap_err();
+    assert!(
+        matches!(&err, OnnxError::Unsupported { node, op, .. } if node == "/block/Einsum" && op == "Einsum")
+    );
+    assert!(
+        err.to_string()
+            .starts_with("net.onnx: node `/block/Einsum` has op `Einsum`"),
+        "{err}"
+    );
+}
+
+#[test]
+fn undefined_tensor_is_named() {
+    let bytes = Model::default()
+        .input("x", &[1, 4, 8, 8])
+        .node("/a/Relu", "Relu", &["ghost"], &[])
+        .output("/a/Relu")
+        .encode();
+    let err = import_bytes(&bytes, "net.onnx").unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "net.onnx: malformed ONNX model: node `/a/Relu` (Relu) reads `ghost`, which no node, initializer or graph input defines"
+    );
+}
+
+#[test]
+fn truncated_reference_model_never_imports() {
+    let Some(dir) = reference_models_dir() else {
+        eprintln!("skipping: FUSELAGE_MODELS not found");
+        return;
+    };
+    let path = dir.join("squeezenet1_1.onnx");
+    let bytes = std::fs::read(&path).unwrap();
+    let n = bytes.len();
+    let mut offsets: Vec<usize> = (0..64).chain(n - 64..n).collect();
+    offsets.extend((1..300).map(|i| i * n / 300));
+    for cut in offsets {
+        let err = import_bytes(&bytes[..cut], &path)
+            .err()
+            .unwrap_or_else(|| panic!("a file truncated at byte {cut} of {n} imported"));
+        assert!(
+            err.to_string().starts_with(&path.display().to_string()),
+            "{err}"
+        );
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
+    #[test]
+    fn random_bytes_are_an_error(bytes in proptest::collection::vec(any::<u8>(), 0..512)) {
+        prop_assert!(import_bytes(&bytes, "random.onnx").is_err());
+    }
+}
+
+#[test]
+fn pads_attribute_of_wrong_length() {
+    let bytes = Model::default()
+        .input("x", &[1, 4, 8, 8])
+        .weight("w", &[4, 4, 3, 3])
+        .ints("unused", &[0])
+        .node(
+            "/c/Conv",
+            "Conv",
+            &["x", "w"],
+            &[("pads", A::Ints(&[1, 1])), ("group", A::Int(1))],
+        )
+        .output("/c/Conv")
+        .encode();
+    let err = import_bytes(&bytes, "net.onnx").unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "net.onnx: node `/c/Conv` (Conv): attribute pads = [1, 1]: expected 4 valid values for a 2-D op"
+    );
+}

@@ -1,0 +1,104 @@
+//! `fuselage inspect MODEL [--json] [--dot FILE]`.
+
+use anyhow::Context;
+use clap::Args;
+use fuselage::ir::Graph;
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+/// Arguments of `fuselage inspect`.
+#[derive(Debug, Args)]
+pub struct InspectArgs {
+    /// A zoo network (vgg16, resnet18, ...) or the path of an .onnx file.
+    model: String,
+    /// Square input resolution for a zoo network (default: the network's own).
+    #[arg(long)]
+    resolution: Option<u64>,
+    /// Print one JSON object instead of a table.
+    #[arg(long)]
+    json: bool,
+    /// Also write the graph as Graphviz DOT to FILE.
+    #[arg(long, value_name = "FILE")]
+    dot: Option<PathBuf>,
+}
+
+/// What `inspect --json` prints.
+#[derive(Debug, Serialize)]
+struct Summary {
+    name: String,
+    nodes: usize,
+    edges: usize,
+    inputs: Vec<(String, Vec<u64>)>,
+    outputs: Vec<String>,
+    params: u64,
+    macs: u64,
+    activation_bytes: u64,
+    ops: BTreeMap<&'static str, usize>,
+    fingerprint: String,
+}
+
+fn summarise(g: &Graph) -> Summary {
+    Summary {
+        name: g.name().to_string(),
+        nodes: g.len(),
+        edges: g.edge_count(),
+        inputs: g
+            .inputs()
+            .iter()
+            .map(|i| (i.name.clone(), i.shape.0.clone()))
+            .collect(),
+        outputs: g
+            .outputs()
+            .iter()
+            .map(|&o| g.node(o).name.clone())
+            .collect(),
+        params: g.params(),
+        macs: g.macs(),
+        activation_bytes: g.activation_bytes(1),
+        ops: g.op_counts(),
+        fingerprint: g.fingerprint(),
+    }
+}
+
+pub fn run(a: InspectArgs) -> anyhow::Result<()> {
+    let g = fuselage::load_model(&a.model, a.resolution)?;
+    if let Some(path) = &a.dot {
+        std::fs::write(path, g.to_dot(None))
+            .with_context(|| format!("writing {}", path.display()))?;
+    }
+    let s = summarise(&g);
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&s)?);
+        return Ok(());
+    }
+    let inputs: Vec<String> = s.inputs.iter().map(|(n, d)| format!("{n} {d:?}")).collect();
+    println!("model             {}", s.name);
+    println!("inputs            {}", inputs.join(", "));
+    println!("nodes             {}", s.nodes);
+    println!("edges             {}", s.edges);
+    println!(
+        "params            {} ({:.2} M)",
+        s.params,
+        s.params as f64 / 1e6
+    );
+    println!(
+        "MACs              {} ({:.3} G)",
+        s.macs,
+        s.macs as f64 / 1e9
+    );
+    println!(
+        "activation bytes  {} ({:.2} MB at 1 byte/element)",
+        s.activation_bytes,
+        s.activation_bytes as f64 / 1e6
+    );
+    println!("fingerprint       {}", s.fingerprint);
+    println!("ops");
+    for (op, n) in &s.ops {
+        println!("  {op:<18}{n}");
+    }
+    if let Some(path) = &a.dot {
+        println!("wrote {}", path.display());
+    }
+    Ok(())
+}

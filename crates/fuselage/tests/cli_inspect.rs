@@ -1,0 +1,89 @@
+//! `fuselage inspect` end to end: output, and exit code 1 with a clear message on bad input.
+
+use serde_json::Value;
+use std::process::{Command, Output};
+
+fn fuselage(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_fuselage")).args(args).output().expect("the binary runs")
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+#[test]
+fn inspect_json_reports_the_graph() {
+    let out = fuselage(&["inspect", "resnet18", "--json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["name"], "resnet18");
+    assert_eq!(v["nodes"], 49);
+    assert_eq!(v["edges"], 56);
+    assert_eq!(v["params"], 11_684_712);
+    assert_eq!(v["macs"], 1_814_073_344u64);
+    assert_eq!(v["ops"]["Conv"], 20);
+    assert_eq!(v["ops"]["Relu"], 17);
+    assert_eq!(v["fingerprint"].as_str().unwrap().len(), 32);
+    assert!(v["activation_bytes"].as_u64().unwrap() > 0);
+}
+
+#[test]
+fn inspect_writes_dot() {
+    let dir = std::env::temp_dir().join(format!("fuselage-inspect-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let dot = dir.join("sq.dot");
+    let out = fuselage(&["inspect", "squeezenet1_1", "--dot", dot.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = std::fs::read_to_string(&dot).unwrap();
+    assert!(text.starts_with("digraph \"squeezenet1_1\""));
+    assert_eq!(text.matches("[label=").count(), 65 + 1, "65 nodes and the input");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn unknown_zoo_name_lists_the_valid_ones() {
+    let out = fuselage(&["inspect", "resnet19"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    for name in fuselage::zoo::NAMES {
+        assert!(err.contains(name), "{err}");
+    }
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+#[test]
+fn missing_and_non_onnx_files_exit_1() {
+    let out = fuselage(&["inspect", "/no/such/file.onnx"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("/no/such/file.onnx: cannot read the file"), "{}", stderr(&out));
+    let manifest = concat!(env!("CARGO_MANIFEST_DIR"), "/Cargo.toml");
+    let out = fuselage(&["inspect", manifest]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("not an ONNX model"), "{}", stderr(&out));
+}
+
+#[test]
+fn unsupported_op_in_a_real_export_names_node_and_op() {
+    let Some(dir) = fuselage::onnx::reference_models_dir() else {
+        eprintln!("skipping: FUSELAGE_MODELS not found");
+        return;
+    };
+    // Rename every "Flatten" to "Fl4tten" (same length, so the protobuf stays valid): the
+    // op type and the node's name change together.
+    let mut bytes = std::fs::read(dir.join("squeezenet1_1.onnx")).unwrap();
+    let (from, to) = (b"Flatten", b"Fl4tten");
+    let mut i = 0;
+    while i + from.len() <= bytes.len() {
+        if &bytes[i..i + from.len()] == from {
+            bytes[i..i + from.len()].copy_from_slice(to);
+        }
+        i += 1;
+    }
+    let tmp = std::env::temp_dir().join(format!("fuselage-unsupported-{}.onnx", std::process::id()));
+    std::fs::write(&tmp, &bytes).unwrap();
+    let out = fuselage(&["inspect", tmp.to_str().unwrap()]);
+    std::fs::remove_file(&tmp).ok();
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(err.contains("node `/Fl4tten` has op `Fl4tten`, which fuselage does not support"), "{err}");
+}
