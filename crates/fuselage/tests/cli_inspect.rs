@@ -4,7 +4,10 @@ use serde_json::Value;
 use std::process::{Command, Output};
 
 fn fuselage(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_fuselage")).args(args).output().expect("the binary runs")
+    Command::new(env!("CARGO_BIN_EXE_fuselage"))
+        .args(args)
+        .output()
+        .expect("the binary runs")
 }
 
 fn stderr(o: &Output) -> String {
@@ -36,7 +39,11 @@ fn inspect_writes_dot() {
     assert!(out.status.success(), "{}", stderr(&out));
     let text = std::fs::read_to_string(&dot).unwrap();
     assert!(text.starts_with("digraph \"squeezenet1_1\""));
-    assert_eq!(text.matches("[label=").count(), 65 + 1, "65 nodes and the input");
+    assert_eq!(
+        text.matches("[label=").count(),
+        65 + 1,
+        "65 nodes and the input"
+    );
     std::fs::remove_dir_all(&dir).ok();
 }
 
@@ -55,11 +62,19 @@ fn unknown_zoo_name_lists_the_valid_ones() {
 fn missing_and_non_onnx_files_exit_1() {
     let out = fuselage(&["inspect", "/no/such/file.onnx"]);
     assert_eq!(out.status.code(), Some(1));
-    assert!(stderr(&out).contains("/no/such/file.onnx: cannot read the file"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("/no/such/file.onnx: cannot read the file"),
+        "{}",
+        stderr(&out)
+    );
     let manifest = concat!(env!("CARGO_MANIFEST_DIR"), "/Cargo.toml");
     let out = fuselage(&["inspect", manifest]);
     assert_eq!(out.status.code(), Some(1));
-    assert!(stderr(&out).contains("not an ONNX model"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("not an ONNX model"),
+        "{}",
+        stderr(&out)
+    );
 }
 
 #[test]
@@ -79,11 +94,15 @@ fn unsupported_op_in_a_real_export_names_node_and_op() {
         }
         i += 1;
     }
-    let tmp = std::env::temp_dir().join(format!("fuselage-unsupported-{}.onnx", std::process::id()));
+    let tmp =
+        std::env::temp_dir().join(format!("fuselage-unsupported-{}.onnx", std::process::id()));
     std::fs::write(&tmp, &bytes).unwrap();
     let out = fuselage(&["inspect", tmp.to_str().unwrap()]);
     std::fs::remove_file(&tmp).ok();
     assert_eq!(out.status.code(), Some(1));
     let err = stderr(&out);
-    assert!(err.contains("node `/Fl4tten` has op `Fl4tten`, which fuselage does not support"), "{err}");
+    assert!(
+        err.contains("node `/Fl4tten` has op `Fl4tten`, which fuselage does not support"),
+        "{err}"
+    );
 }

@@ -9,7 +9,13 @@ fn zoo_fingerprints_equal_imported_exports() {
         eprintln!("skipping: FUSELAGE_MODELS not found");
         return;
     };
-    for name in ["squeezenet1_1", "mobilenet_v2", "resnet18", "efficientnet_b0", "mobilenet_v3_large"] {
+    for name in [
+        "squeezenet1_1",
+        "mobilenet_v2",
+        "resnet18",
+        "efficientnet_b0",
+        "mobilenet_v3_large",
+    ] {
         let imported = import(dir.join(format!("{name}.onnx"))).unwrap();
         let built = fuselage::zoo::build_at(name, 224).unwrap();
         assert_eq!(built.fingerprint(), imported.fingerprint(), "{name}");
