@@ -10,6 +10,7 @@
 //! - [`NodeSet`]: a bitset of nodes, the representation of a fusion group.
 //! - [`Plan`]: a partition into groups, checked by [`Graph::check_plan`] (partition, weakly
 //!   connected groups, acyclic graph of groups); a lone group by [`Graph::check_group`].
+//! - [`sample`]: seeded random topological orders, plans and connected groups.
 //! - JSON ([`Graph::to_json`] / [`Graph::from_json`]), DOT ([`Graph::to_dot`]) and a structural
 //!   [`Graph::fingerprint`].
 //!
@@ -25,6 +26,7 @@ mod json;
 mod nodeset;
 mod op;
 mod plan;
+pub mod sample;
 mod shape;
 
 pub use error::{IrError, Result};

@@ -182,7 +182,7 @@ impl Graph {
             .into_iter()
             .find(|c| c.len() > 1)?;
         // Walk inside the component from its first group back to itself (BFS with parents).
-        let start = scc[0];
+        let start = *scc.iter().min()?;
         let inside = |n: NodeIndex| scc.contains(&n);
         let mut parent = vec![None; groups];
         let mut queue = VecDeque::from([start]);
