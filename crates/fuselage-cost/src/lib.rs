@@ -1,1 +1,58 @@
-//! Cost models for fuselage (LBDF, BRR, buffer simulator): in progress.
+//! # fuselage-cost
+//!
+//! Fusion-group cost models: given a group of a [`Graph`](fuselage_ir::Graph), how much
+//! on-chip buffer it needs (`F_β`) and how much DRAM traffic it causes (`F_D`).
+//!
+//! - [`CostModel`]: the trait; [`GroupCost`] what it returns (small, `Copy`), [`TensorCost`] the
+//!   optional per-tensor breakdown. [`CostConfig`] holds β (buffer bytes) and b (element bytes).
+//! - [`Lbdf`]: line-buffer depth-first, the reference model (weights resident, row bands).
+//! - [`Brr`]: row-tiled buffer-requirement reduction after Optimus (tiles, weights resident or
+//!   streamed).
+//! - [`WholeTensor`]: the trivial model, every tensor held whole (an upper bound on LBDF).
+//! - [`Cached`]: a thread-safe memoising decorator that is itself a `CostModel`.
+//! - [`BufferSimulator`]: executes the LBDF schedule row by row, checking the analytic model
+//!   (peak ≤ `F_β`, DRAM = `F_D`).
+//! - [`evaluate_plan`], [`PlanReport`], [`layer_by_layer`], [`unfusable_nodes`]: whole plans.
+//! - [`PlanFile`]: plans as JSON.
+//!
+//! ## Row windows
+//!
+//! Output row `r` of a node reads rows `[α·r − p, α·r − p + k − 1]` of an input port (clipped):
+//! Conv, MaxPool and AveragePool with the dilated kernel height, the stride and the top pad;
+//! pointwise ops (activations, same-height Add/Sub/Mul/Div, BatchNormalization, Concat not on
+//! H) with `k = α = 1`, `p = 0`; Pad with its top pad. A port is read **whole** when it
+//! broadcasts (`H_in = 1 < H_out`), for GlobalAveragePool/GlobalMaxPool, ReduceMean, Gemm,
+//! MatMul, Flatten, Reshape, Transpose, Softmax, Resize, Concat on H, and for any other op
+//! whose output height differs from its input's.
+//!
+//! ## Performance
+//!
+//! Costing a group builds a flat view of it (members, tensors, ports) in a thread-local
+//! scratch and makes one backward pass (LBDF) or `O(log H)` passes (BRR): no allocation once
+//! the scratch has grown. Breakdowns allocate names and are for reports only.
+//!
+//! See `docs/cost-models.md` for the models, a worked example and the simulator comparison.
+#![warn(missing_docs)]
+
+mod brr;
+mod cached;
+mod config;
+mod error;
+mod lbdf;
+mod model;
+mod plan;
+mod planfile;
+mod sim;
+mod view;
+mod whole;
+
+pub use brr::Brr;
+pub use cached::{CacheStats, Cached, FxHasher};
+pub use config::CostConfig;
+pub use error::{CostError, Result};
+pub use lbdf::Lbdf;
+pub use model::{CostModel, GroupCost, TensorCost, TensorKind, Tiling};
+pub use plan::{PlanProblem, PlanReport, evaluate_plan, layer_by_layer, unfusable_nodes};
+pub use planfile::{GroupEntry, PlanFile};
+pub use sim::{BufferSimulator, Simulation};
+pub use whole::WholeTensor;

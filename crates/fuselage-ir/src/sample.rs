@@ -44,8 +44,9 @@ pub fn random_topological_order<R: Rng + ?Sized>(g: &Graph, rng: &mut R) -> Vec<
 
 /// Splits `order` (a topological order) into consecutive segments of 1 to `max_len` nodes
 /// (uniform), and each segment into its weakly connected components: a random plan whose graph
-/// of groups is acyclic by construction (every edge runs to the same component or a later
-/// segment).
+/// of groups is acyclic by construction (every edge runs inside a component or to a later
+/// segment). Nodes in `alone` always end the segment before them and form a singleton (the
+/// unfusable nodes of a cost model).
 ///
 /// # Panics
 /// If `max_len` is 0.
@@ -53,27 +54,41 @@ pub fn plan_from_order<R: Rng + ?Sized>(
     g: &Graph,
     order: &[NodeId],
     max_len: usize,
+    alone: &NodeSet,
     rng: &mut R,
 ) -> Plan {
     assert!(max_len > 0, "segments need at least one node");
     let mut groups = Vec::new();
-    let mut start = 0;
-    while start < order.len() {
-        let len = rng.random_range(1..=max_len).min(order.len() - start);
-        let segment = NodeSet::from_ids(g.len(), order[start..start + len].iter().copied());
-        groups.extend(components(g, &segment));
-        start += len;
+    let mut segment = NodeSet::new(g.len());
+    let mut left = 0;
+    for &v in order {
+        if alone.contains(v) {
+            groups.extend(components(g, &segment));
+            segment = NodeSet::new(g.len());
+            left = 0;
+            groups.push(NodeSet::singleton(g.len(), v));
+            continue;
+        }
+        if left == 0 {
+            groups.extend(components(g, &segment));
+            segment = NodeSet::new(g.len());
+            left = rng.random_range(1..=max_len);
+        }
+        segment.insert(v);
+        left -= 1;
     }
+    groups.extend(components(g, &segment));
     Plan::new(groups)
 }
 
-/// A random plan: [`plan_from_order`] over a [`random_topological_order`].
+/// A random plan: [`plan_from_order`] over a [`random_topological_order`], no node forced
+/// alone.
 ///
 /// # Panics
 /// If `max_len` is 0.
 pub fn random_plan<R: Rng + ?Sized>(g: &Graph, max_len: usize, rng: &mut R) -> Plan {
     let order = random_topological_order(g, rng);
-    plan_from_order(g, &order, max_len, rng)
+    plan_from_order(g, &order, max_len, &NodeSet::new(g.len()), rng)
 }
 
 /// The weakly connected components of `set`, each as a set, ordered by their first node.
@@ -150,5 +165,12 @@ mod tests {
         assert_eq!(split.len(), 1);
         let split = components(&g, &g.set_of(&["r1", "r2"]).unwrap());
         assert_eq!(split.len(), 2);
+        let alone = g.set_of(&["c2"]).unwrap();
+        let order: Vec<NodeId> = g.node_ids().collect();
+        for seed in 0..20 {
+            let plan = plan_from_order(&g, &order, 5, &alone, &mut ChaCha8Rng::seed_from_u64(seed));
+            g.check_plan(&plan).unwrap();
+            assert!(plan.groups.contains(&alone));
+        }
     }
 }

@@ -1,0 +1,172 @@
+//! BRR: buffer-requirement reduction, after Optimus (Cai et al., LCTES 2021).
+//!
+//! A group runs in row tiles: a tile produces `h` rows of the group's tallest output, and the
+//! rows each tensor needs propagate backward as a receptive field. Weights stay on chip when
+//! they fit beside a one-row tile; otherwise they are streamed once per tile.
+//!
+//! ```text
+//! rows_t(h) = clamp(max(asks), 1, H_t)   asks: (rows_c − 1)·α + k per window port, H_t per
+//!                                         whole port, ⌈h·H_t/H_max⌉ for t ∈ Out(φ)
+//! F(h)      = Σ_t rows_t(h) · row(t)
+//! valid     ⇔ F(1) < β
+//! W + F(1) < β:  h = max{h : W + F(h) < β}, F_D = I + O + W,   buffer = W + F(h)
+//! otherwise:     h = max{h : F(h) < β},     F_D = I + O + T·W, buffer = F(h)
+//! T = ⌈H_max / h⌉
+//! ```
+//!
+//! `F` never falls as `h` grows, so `h` is found by binary search over `[1, H_max]`:
+//! `O(log H_max)` passes of `O(|φ| + ports)` each.
+//!
+//! An invalid group (`F(1) ≥ β`) reports `buffer = F(1)`, one-row tiles (`h = 1`,
+//! `T = H_max`) and streamed weights.
+
+use crate::config::CostConfig;
+use crate::error::Result;
+use crate::model::{CostModel, GroupCost, TensorCost, Tiling};
+use crate::view::{View, with_scratch};
+use fuselage_ir::{Graph, NodeSet};
+
+/// The BRR cost model.
+///
+/// # Example
+/// ```
+/// use fuselage_cost::{Brr, CostConfig, CostModel};
+/// use fuselage_ir::{ConvAttrs, GraphBuilder, NodeSet, Op, TensorShape};
+/// let mut b = GraphBuilder::new("tiny");
+/// let x = b.input("input", TensorShape::nchw(4, 16, 16))?;
+/// let c = b.node("c", Op::Conv(ConvAttrs::square(4, 3, 1, 1, 1)), &[x])?;
+/// b.node("r", Op::Relu, &[c])?;
+/// let g = b.finish()?;
+/// let brr = Brr::new(CostConfig::new(1024)?);
+/// let cost = brr.evaluate(&g, &NodeSet::full(g.len()))?;
+/// let t = cost.tiling.unwrap();
+/// // F(1) = 3 input rows + 1 conv row + 1 relu row, 64 bytes each.
+/// assert_eq!(t.min_footprint_bytes, 5 * 64);
+/// // W = 148: W + F(h) = 148 + (h + 2 + 2h)·64 < 1024 gives h = 3.
+/// assert!(t.weights_resident);
+/// assert_eq!((t.tile_rows, t.tiles), (3, 6));
+/// assert_eq!(cost.buffer_bytes, 148 + 11 * 64);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Brr {
+    config: CostConfig,
+}
+
+impl Brr {
+    /// BRR under `config`.
+    pub fn new(config: CostConfig) -> Self {
+        Brr { config }
+    }
+
+    /// The largest `h` in `[1, h_max]` with `extra + F(h) < β`, given that `h = 1` qualifies.
+    fn largest_tile(&self, view: &mut View, h_max: u64, extra: u64) -> (u64, u64) {
+        let (mut lo, mut hi) = (1, h_max);
+        let mut f_lo = view.brr(1, h_max);
+        if self.config.fits(extra + view.brr(h_max, h_max)) {
+            return (h_max, view.brr(h_max, h_max));
+        }
+        // Invariant: lo qualifies, hi does not.
+        while hi - lo > 1 {
+            let mid = lo + (hi - lo) / 2;
+            let f = view.brr(mid, h_max);
+            if self.config.fits(extra + f) {
+                lo = mid;
+                f_lo = f;
+            } else {
+                hi = mid;
+            }
+        }
+        (lo, f_lo)
+    }
+
+    pub(crate) fn run(&self, view: &mut View) -> GroupCost {
+        let h_max = view.h_max();
+        let f1 = view.brr(1, h_max);
+        let (input_bytes, output_bytes) = view.io_bytes();
+        let w = view.weight_bytes;
+        let valid = self.config.fits(f1);
+        let weights_resident = valid && self.config.fits(w + f1);
+        let (h, buffer_bytes) = if !valid {
+            (1, f1)
+        } else if weights_resident {
+            let (h, f) = self.largest_tile(view, h_max, w);
+            (h, w + f)
+        } else {
+            self.largest_tile(view, h_max, 0)
+        };
+        let tiles = h_max.div_ceil(h);
+        let dram_bytes = input_bytes + output_bytes + if weights_resident { w } else { tiles * w };
+        GroupCost {
+            buffer_bytes,
+            dram_bytes,
+            weight_bytes: w,
+            input_bytes,
+            output_bytes,
+            valid,
+            unfusable: !valid && view.len() == 1,
+            tiling: Some(Tiling {
+                min_footprint_bytes: f1,
+                tile_rows: h,
+                tiles,
+                weights_resident,
+            }),
+        }
+    }
+
+    /// `F(h)` of `group`, the activation footprint of `h`-row tiles.
+    ///
+    /// # Errors
+    /// As [`CostModel::evaluate`].
+    pub fn footprint(&self, g: &Graph, group: &NodeSet, h: u64) -> Result<u64> {
+        with_scratch(|s| {
+            s.view.build(g, group, self.config.element_bytes())?;
+            let h_max = s.view.h_max();
+            Ok(s.view.brr(h.max(1), h_max))
+        })
+    }
+}
+
+impl CostModel for Brr {
+    fn name(&self) -> &str {
+        "brr"
+    }
+
+    fn config(&self) -> &CostConfig {
+        &self.config
+    }
+
+    fn evaluate(&self, g: &Graph, group: &NodeSet) -> Result<GroupCost> {
+        with_scratch(|s| {
+            s.view.build(g, group, self.config.element_bytes())?;
+            Ok(self.run(&mut s.view))
+        })
+    }
+
+    /// The rows of the chosen tile, per tensor.
+    fn breakdown(&self, g: &Graph, group: &NodeSet) -> Result<Option<Vec<TensorCost>>> {
+        with_scratch(|s| {
+            let v = &mut s.view;
+            v.build(g, group, self.config.element_bytes())?;
+            let cost = self.run(v);
+            let h = cost.tiling.map_or(1, |t| t.tile_rows);
+            let h_max = v.h_max();
+            v.brr(h, h_max);
+            let out = v
+                .tensors
+                .iter()
+                .zip(&v.rows)
+                .map(|(t, &rows)| TensorCost {
+                    tensor: g.name_of(t.source).to_string(),
+                    kind: t.kind,
+                    resident_rows: rows,
+                    rows: t.h,
+                    row_bytes: t.row,
+                    bytes: rows * t.row,
+                    whole: rows == t.h && t.h > 1,
+                })
+                .collect();
+            Ok(Some(out))
+        })
+    }
+}

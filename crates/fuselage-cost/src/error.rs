@@ -1,0 +1,77 @@
+//! The one error type of `fuselage-cost`.
+
+use fuselage_ir::IrError;
+use thiserror::Error;
+
+/// Everything that can go wrong while configuring a cost model, costing a group or a plan, or
+/// reading a plan file. Each variant names what is wrong: the group (by its index in the plan),
+/// its nodes (by ONNX name) and the numbers involved.
+#[derive(Debug, Error, Clone, PartialEq, Eq)]
+pub enum CostError {
+    /// A buffer of 0 bytes: no group can be valid under it.
+    #[error("the on-chip buffer must hold at least one byte (β = 0 given)")]
+    ZeroBuffer,
+    /// An element size of 0 bytes.
+    #[error("the element size must be at least one byte (b = 0 given)")]
+    ZeroElementBytes,
+    /// A node name that is not in the graph.
+    #[error("unknown node `{node}` in group {group} of the plan for `{model}`")]
+    UnknownNode {
+        /// The name.
+        node: String,
+        /// The index of the plan group that names it.
+        group: usize,
+        /// The graph the plan was read against.
+        model: String,
+    },
+    /// A node set sized for another graph.
+    #[error("the group is sized for a graph of {found} nodes, but `{model}` has {expected}")]
+    GroupSize {
+        /// The graph.
+        model: String,
+        /// The graph's node count.
+        expected: usize,
+        /// The set's capacity.
+        found: usize,
+    },
+    /// A [`Cached`](crate::Cached) model used with a second graph.
+    #[error(
+        "this cache holds groups of `{expected}` ({expected_len} nodes); it was asked about `{found}` ({found_len} nodes)"
+    )]
+    GraphMismatch {
+        /// The graph the cache was first used with.
+        expected: String,
+        /// Its node count.
+        expected_len: usize,
+        /// The graph of this call.
+        found: String,
+        /// Its node count.
+        found_len: usize,
+    },
+    /// A group of a plan that does not fit the buffer (and is not an unfusable singleton).
+    #[error("group {group} needs {buffer_bytes} bytes of buffer, not under the {limit}-byte buffer: {}", .nodes.join(", "))]
+    InvalidGroup {
+        /// Index of the group in its plan.
+        group: usize,
+        /// Its nodes.
+        nodes: Vec<String>,
+        /// Its buffer requirement `F_β`.
+        buffer_bytes: u64,
+        /// The buffer β.
+        limit: u64,
+    },
+    /// A plan file names a cost model this crate does not know, or settings that disagree
+    /// with the model it is used with.
+    #[error("plan file mismatch: {0}")]
+    PlanFile(String),
+    /// The graph IR rejected a group or a plan (empty, disconnected, overlapping, uncovered,
+    /// cyclic): the IR's message names the groups and nodes.
+    #[error(transparent)]
+    Ir(#[from] IrError),
+    /// JSON that does not describe a plan file.
+    #[error("invalid plan JSON: {0}")]
+    Json(String),
+}
+
+/// `Result` with [`CostError`].
+pub type Result<T, E = CostError> = std::result::Result<T, E>;

@@ -1,0 +1,169 @@
+//! The [`CostModel`] trait and what it returns.
+//!
+//! A cost model answers two questions about a fusion group: how much on-chip buffer it needs
+//! (`F_β`) and how much DRAM traffic it causes (`F_D`). The answer is a small `Copy` value,
+//! [`GroupCost`], so that searches can cost millions of groups without allocating; the
+//! per-tensor explanation ([`TensorCost`]) is a separate, optional call
+//! ([`CostModel::breakdown`]) that only reports and command-line tools make.
+
+use crate::config::CostConfig;
+use crate::error::Result;
+use fuselage_ir::{Graph, NodeSet};
+use serde::{Deserialize, Serialize};
+use std::sync::Arc;
+
+/// The cost of one fusion group under one cost model.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct GroupCost {
+    /// `F_β`: the on-chip buffer the group needs, in bytes (weights included where the model
+    /// keeps them on chip).
+    pub buffer_bytes: u64,
+    /// `F_D`: the DRAM traffic of the group, in bytes.
+    pub dram_bytes: u64,
+    /// `W(φ)`: the bytes of the group's weights and biases.
+    pub weight_bytes: u64,
+    /// `I`: the bytes of `In(φ)`, the tensors read from outside the group.
+    pub input_bytes: u64,
+    /// `O`: the bytes of `Out(φ)`, the tensors written for outside readers and graph outputs.
+    pub output_bytes: u64,
+    /// Whether the group fits the buffer: `buffer_bytes < β` (strict).
+    pub valid: bool,
+    /// Whether the group is a single node that does not fit on its own (`F_β({v}) ≥ β`): an
+    /// unfusable node, whose singleton a plan may keep although it is invalid.
+    pub unfusable: bool,
+    /// The row tiling, for models that tile (BRR); `None` for LBDF.
+    pub tiling: Option<Tiling>,
+}
+
+/// How a row-tiled model (BRR) runs a group.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Tiling {
+    /// `F(1)`: the activation footprint of a one-row tile, the least the group can run in.
+    pub min_footprint_bytes: u64,
+    /// `h`: rows of the group's tallest output per tile.
+    pub tile_rows: u64,
+    /// `T = ⌈H_max / h⌉`: the number of tiles.
+    pub tiles: u64,
+    /// Whether the weights stay on chip (`W + F(1) < β`); otherwise they are streamed once per
+    /// tile, `T·W` bytes.
+    pub weights_resident: bool,
+}
+
+/// Where a tensor stands with respect to a group.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TensorKind {
+    /// In `In(φ)`: read from DRAM (a graph input, or produced by another group).
+    In,
+    /// Produced and consumed inside the group only.
+    Internal,
+    /// In `Out(φ)`: produced by the group and written to DRAM.
+    Out,
+}
+
+/// One tensor's share of a group's buffer.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct TensorCost {
+    /// The tensor's name: its producing node's ONNX name, or the graph input's.
+    pub tensor: String,
+    /// In, internal or out.
+    pub kind: TensorKind,
+    /// Rows held on chip (LBDF: the resident band; BRR: the rows of the chosen tile).
+    pub resident_rows: u64,
+    /// `H_t`, the tensor's rows.
+    pub rows: u64,
+    /// `row(t) = b·C·W`, bytes of one row.
+    pub row_bytes: u64,
+    /// `resident_rows · row_bytes`.
+    pub bytes: u64,
+    /// Whether the whole tensor is held (a whole port, mixed rates or phases).
+    pub whole: bool,
+}
+
+/// A model of what a fusion group costs.
+///
+/// Required: [`name`](CostModel::name), [`config`](CostModel::config) and
+/// [`evaluate`](CostModel::evaluate). [`breakdown`](CostModel::breakdown) declines by default;
+/// [`is_valid`](CostModel::is_valid) and [`dram`](CostModel::dram) are shorthands.
+///
+/// Models are `Send + Sync` so that searches can share one across threads.
+/// References, boxes and `Arc`s of models are models too, and [`Cached`](crate::Cached) wraps
+/// any model in a memo.
+///
+/// # Example
+/// ```
+/// use fuselage_cost::{CostConfig, CostModel, Lbdf};
+/// use fuselage_ir::{ConvAttrs, GraphBuilder, NodeSet, Op, TensorShape};
+/// let mut b = GraphBuilder::new("tiny");
+/// let x = b.input("input", TensorShape::nchw(3, 32, 32))?;
+/// let c = b.node("/conv/Conv", Op::Conv(ConvAttrs::square(8, 3, 1, 1, 1)), &[x])?;
+/// b.node("/relu/Relu", Op::Relu, &[c])?;
+/// let g = b.finish()?;
+/// let lbdf = Lbdf::new(CostConfig::kib(128)?);
+/// let cost = lbdf.evaluate(&g, &NodeSet::full(g.len()))?;
+/// // W = 8·3·9 + 8; 3 input rows of 3·32; 1 conv row and 1 staging row of 8·32.
+/// assert_eq!(cost.buffer_bytes, 224 + 3 * 96 + 2 * 256);
+/// assert_eq!(cost.dram_bytes, 3 * 32 * 32 + 8 * 32 * 32 + 224);
+/// assert!(cost.valid);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub trait CostModel: Send + Sync {
+    /// The model's name as plan files record it (`lbdf`, `brr`, ...).
+    fn name(&self) -> &str;
+
+    /// β and b.
+    fn config(&self) -> &CostConfig;
+
+    /// The cost of `group`, a non-empty weakly connected set of `g`'s nodes.
+    ///
+    /// # Errors
+    /// [`CostError::GroupSize`](crate::CostError::GroupSize) for a set of another graph;
+    /// [`CostError::Ir`](crate::CostError::Ir) for an empty or disconnected group.
+    fn evaluate(&self, g: &Graph, group: &NodeSet) -> Result<GroupCost>;
+
+    /// The per-tensor explanation of `group`'s buffer, if the model has one (default: `None`).
+    ///
+    /// # Errors
+    /// As [`evaluate`](CostModel::evaluate).
+    fn breakdown(&self, g: &Graph, group: &NodeSet) -> Result<Option<Vec<TensorCost>>> {
+        let _ = (g, group);
+        Ok(None)
+    }
+
+    /// Whether `group` fits the buffer.
+    ///
+    /// # Errors
+    /// As [`evaluate`](CostModel::evaluate).
+    fn is_valid(&self, g: &Graph, group: &NodeSet) -> Result<bool> {
+        Ok(self.evaluate(g, group)?.valid)
+    }
+
+    /// `F_D` of `group`.
+    ///
+    /// # Errors
+    /// As [`evaluate`](CostModel::evaluate).
+    fn dram(&self, g: &Graph, group: &NodeSet) -> Result<u64> {
+        Ok(self.evaluate(g, group)?.dram_bytes)
+    }
+}
+
+macro_rules! forward {
+    ($($ty:ty),*) => {$(
+        impl<C: CostModel + ?Sized> CostModel for $ty {
+            fn name(&self) -> &str {
+                (**self).name()
+            }
+            fn config(&self) -> &CostConfig {
+                (**self).config()
+            }
+            fn evaluate(&self, g: &Graph, group: &NodeSet) -> Result<GroupCost> {
+                (**self).evaluate(g, group)
+            }
+            fn breakdown(&self, g: &Graph, group: &NodeSet) -> Result<Option<Vec<TensorCost>>> {
+                (**self).breakdown(g, group)
+            }
+        }
+    )*};
+}
+
+forward!(&C, Box<C>, Arc<C>);

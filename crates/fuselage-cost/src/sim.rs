@@ -1,0 +1,309 @@
+//! [`BufferSimulator`]: runs a group's LBDF schedule row by row and measures the buffer.
+//!
+//! The simulator checks the analytic model against an execution:
+//! - every node computes each of its rows once, in order, **just in time**: a row is computed
+//!   when a consumer's row needs it;
+//! - rows of `In(φ)` are loaded from DRAM, in order, when first needed (a row that no window
+//!   reads, such as an odd row under a 1×1 stride-2 convolution, is loaded and dropped, so
+//!   that every input tensor is read exactly once);
+//! - a row is freed as soon as no later computation in φ needs it (a row no consumer reads at
+//!   all is freed as soon as it is made, after its write-back if the tensor is in `Out(φ)`);
+//! - rows of `Out(φ)` are written back as they are computed;
+//! - the weights are loaded once and stay resident (LBDF).
+//!
+//! **Schedule.** The simulator uses the phases of [`Lbdf`]'s analysis: the phases run from the
+//! highest down to 0; in each, the phase's drivers (the tensors held whole that the phase
+//! produces, and in phase 0 the pure group outputs) emit one row per step in lockstep, as the
+//! model assumes; a phase ends by computing any rows of its tensors that no driver needed
+//! (bottom rows that only the write-back wants).
+//!
+//! **Occupancy** is sampled after every allocation (a computed or loaded row), before frees:
+//! the sample at a row's computation holds every input row it reads. The peak is the largest
+//! sample, weights included.
+//!
+//! # Complexity
+//! `O(Σ_t H_t · k)` over the group's tensors and windows.
+
+use crate::config::CostConfig;
+use crate::error::Result;
+use crate::model::TensorKind;
+use crate::view::{View, Window, with_scratch};
+use fuselage_ir::{Graph, NodeSet};
+use serde::{Deserialize, Serialize};
+
+/// What a simulated run of a group measured.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Simulation {
+    /// The largest occupancy, weights included, in bytes.
+    pub peak_bytes: u64,
+    /// The event at which the peak was first reached.
+    pub peak_step: u64,
+    /// DRAM bytes moved: input rows loaded, output rows written, weights loaded.
+    pub dram_bytes: u64,
+    /// The group's weight bytes (resident throughout).
+    pub weight_bytes: u64,
+    /// Rows computed.
+    pub rows_computed: u64,
+    /// Input rows loaded.
+    pub rows_loaded: u64,
+    /// `(event, occupancy bytes)` after every allocation, weights included.
+    pub timeline: Vec<(u64, u64)>,
+}
+
+/// Simulates LBDF schedules. See the module docs.
+///
+/// # Example
+/// ```
+/// use fuselage_cost::{BufferSimulator, CostConfig, CostModel, Lbdf};
+/// use fuselage_ir::{ConvAttrs, GraphBuilder, NodeSet, Op, TensorShape};
+/// let mut b = GraphBuilder::new("tiny");
+/// let x = b.input("input", TensorShape::nchw(4, 16, 16))?;
+/// let c = b.node("c", Op::Conv(ConvAttrs::square(4, 3, 1, 1, 1)), &[x])?;
+/// b.node("r", Op::Relu, &[c])?;
+/// let g = b.finish()?;
+/// let config = CostConfig::kib(64)?;
+/// let all = NodeSet::full(g.len());
+/// let sim = BufferSimulator::new(config).run(&g, &all)?;
+/// let cost = Lbdf::new(config).evaluate(&g, &all)?;
+/// assert_eq!(sim.dram_bytes, cost.dram_bytes);
+/// assert!(sim.peak_bytes <= cost.buffer_bytes);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct BufferSimulator {
+    config: CostConfig,
+    timeline: bool,
+}
+
+impl BufferSimulator {
+    /// A simulator with `config`'s element size (β is not used: the simulator measures).
+    pub fn new(config: CostConfig) -> Self {
+        BufferSimulator {
+            config,
+            timeline: true,
+        }
+    }
+
+    /// Whether to record the occupancy timeline (on by default).
+    pub fn with_timeline(self, on: bool) -> Self {
+        BufferSimulator {
+            timeline: on,
+            ..self
+        }
+    }
+
+    /// Simulates `group` of `g`.
+    ///
+    /// # Errors
+    /// As [`CostModel::evaluate`](crate::CostModel::evaluate).
+    pub fn run(&self, g: &Graph, group: &NodeSet) -> Result<Simulation> {
+        with_scratch(|s| {
+            s.view.build(g, group, self.config.element_bytes())?;
+            s.view.lbdf(true);
+            Ok(Sim::new(&s.view, self.timeline).run())
+        })
+    }
+}
+
+/// A consumer port, seen from the tensor it reads.
+#[derive(Copy, Clone, Debug)]
+struct Reader {
+    /// The consumer member.
+    member: u32,
+    window: Window,
+}
+
+struct Sim<'a> {
+    v: &'a View,
+    /// Rows computed (or loaded) so far, per tensor.
+    done: Vec<u64>,
+    /// Per tensor-row: consumer ports that still need the row. `row_base[t]` is the offset.
+    pending: Vec<u32>,
+    row_base: Vec<usize>,
+    alive: Vec<bool>,
+    occupancy: u64,
+    out: Simulation,
+    record: bool,
+}
+
+impl<'a> Sim<'a> {
+    fn new(v: &'a View, record: bool) -> Self {
+        let n = v.tensors.len();
+        let mut readers: Vec<Vec<Reader>> = vec![Vec::new(); n];
+        for i in 0..v.len() {
+            for p in v.ports_of(i) {
+                readers[p.tensor as usize].push(Reader {
+                    member: i as u32,
+                    window: p.window,
+                });
+            }
+        }
+        let mut row_base = Vec::with_capacity(n + 1);
+        let mut total = 0;
+        for t in &v.tensors {
+            row_base.push(total);
+            total += t.h as usize;
+        }
+        row_base.push(total);
+        let mut pending = vec![0u32; total];
+        for (t, rs) in readers.iter().enumerate() {
+            let h = v.tensors[t].h as i64;
+            for r in rs {
+                let hc = v.tensors[r.member as usize].h as i64;
+                for i in 0..h {
+                    let needed = match r.window {
+                        Window::Whole => hc > 0,
+                        Window::Rows { k, stride, pad } => {
+                            let first =
+                                ((i + pad - k + 1).max(0) as u64).div_ceil(stride as u64) as i64;
+                            let last = ((i + pad) / stride).min(hc - 1);
+                            first <= last
+                        }
+                    };
+                    if needed {
+                        pending[row_base[t] + i as usize] += 1;
+                    }
+                }
+            }
+        }
+        let w = v.weight_bytes;
+        Sim {
+            v,
+            done: vec![0; n],
+            alive: vec![false; total],
+            pending,
+            row_base,
+            occupancy: w,
+            out: Simulation {
+                peak_bytes: w,
+                peak_step: 0,
+                dram_bytes: w,
+                weight_bytes: w,
+                rows_computed: 0,
+                rows_loaded: 0,
+                timeline: Vec::new(),
+            },
+            record,
+        }
+    }
+
+    fn sample(&mut self) {
+        let step = self.out.rows_computed + self.out.rows_loaded;
+        if self.occupancy > self.out.peak_bytes {
+            self.out.peak_bytes = self.occupancy;
+            self.out.peak_step = step;
+        }
+        if self.record {
+            self.out.timeline.push((step, self.occupancy));
+        }
+    }
+
+    fn free_if_unneeded(&mut self, t: usize, i: u64) {
+        let k = self.row_base[t] + i as usize;
+        if self.alive[k] && self.pending[k] == 0 {
+            self.alive[k] = false;
+            self.occupancy -= self.v.tensors[t].row;
+        }
+    }
+
+    /// Makes rows `..=upto` of tensor `t` exist.
+    fn ensure(&mut self, t: usize, upto: i64) {
+        let h = self.v.tensors[t].h as i64;
+        let upto = upto.min(h - 1);
+        while (self.done[t] as i64) <= upto {
+            let i = self.done[t];
+            if t >= self.v.len() {
+                self.load(t, i);
+            } else {
+                self.compute(t, i);
+            }
+        }
+    }
+
+    fn load(&mut self, t: usize, i: u64) {
+        let row = self.v.tensors[t].row;
+        self.alive[self.row_base[t] + i as usize] = true;
+        self.occupancy += row;
+        self.out.dram_bytes += row;
+        self.out.rows_loaded += 1;
+        self.done[t] = i + 1;
+        self.sample();
+        self.free_if_unneeded(t, i);
+    }
+
+    /// Computes row `r` of member `c`.
+    fn compute(&mut self, c: usize, r: u64) {
+        let v = self.v;
+        let r_i = r as i64;
+        for p in v.ports_of(c) {
+            let t = p.tensor as usize;
+            match p.window {
+                Window::Whole => self.ensure(t, i64::MAX),
+                Window::Rows { k, stride, pad } => self.ensure(t, stride * r_i - pad + k - 1),
+            }
+        }
+        let info = v.tensors[c];
+        self.alive[self.row_base[c] + r as usize] = true;
+        self.occupancy += info.row;
+        if info.kind == TensorKind::Out {
+            self.out.dram_bytes += info.row;
+        }
+        self.out.rows_computed += 1;
+        self.done[c] = r + 1;
+        self.sample();
+        // Release the input rows whose last reader was this row.
+        let hc = info.h as i64;
+        for p in v.ports_of(c) {
+            let t = p.tensor as usize;
+            let h = v.tensors[t].h as i64;
+            let (lo, hi) = match p.window {
+                Window::Whole if r_i == hc - 1 => (0, h - 1),
+                Window::Whole => continue,
+                Window::Rows { k, stride, pad } => {
+                    let lo = stride * r_i - pad;
+                    let hi = if r_i == hc - 1 {
+                        lo + k - 1
+                    } else {
+                        (lo + k - 1).min(lo + stride - 1)
+                    };
+                    (lo.max(0), hi.min(h - 1))
+                }
+            };
+            for i in lo..=hi {
+                let k = self.row_base[t] + i as usize;
+                self.pending[k] -= 1;
+                self.free_if_unneeded(t, i as u64);
+            }
+        }
+        self.free_if_unneeded(c, r);
+    }
+
+    fn run(mut self) -> Simulation {
+        let v = self.v;
+        let m = v.len();
+        let top = v.streams[..m].iter().map(|s| s.phase).max().unwrap_or(0);
+        for phase in (0..=top).rev() {
+            let drivers: Vec<usize> = (0..m)
+                .filter(|&i| {
+                    let s = v.streams[i];
+                    s.phase == phase && (s.whole || s.pure)
+                })
+                .collect();
+            let steps = drivers.iter().map(|&d| v.tensors[d].h).max().unwrap_or(0);
+            for s in 0..steps {
+                for &d in &drivers {
+                    self.ensure(d, s as i64);
+                }
+            }
+            for i in 0..m {
+                if v.streams[i].phase == phase {
+                    self.ensure(i, i64::MAX);
+                }
+            }
+        }
+        for t in m..v.tensors.len() {
+            self.ensure(t, i64::MAX);
+        }
+        self.out
+    }
+}

@@ -1,0 +1,612 @@
+//! The group view: a group's tensors and ports, flattened into small vectors, and the passes
+//! of the analytic models over them.
+//!
+//! Design:
+//! - One [`View`] is built per costed group. It lists the group's nodes (`members`, in id and
+//!   so topological order), then the tensors: one per member (its output), then one per
+//!   tensor of `In(φ)`. Each member's input ports point at tensor indices and carry their row
+//!   window ([`Window`]).
+//! - Views live in a thread-local [`Scratch`], so costing a group allocates nothing once the
+//!   vectors have grown: the hot path of a search is one build and one pass.
+//! - The passes ([`View::lbdf`], [`View::brr`]) walk members in reverse topological order
+//!   and *push* each consumer's request onto the tensors it reads, so that when a member is
+//!   reached every request on its output is in.
+
+use crate::error::{CostError, Result};
+use crate::model::TensorKind;
+use fuselage_ir::{Graph, Node, NodeSet, Op, Source};
+use std::cell::RefCell;
+
+/// How an output row of a node reads one input port.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Window {
+    /// Output row `r` reads rows `[stride·r − pad, stride·r − pad + k − 1]`, clipped.
+    Rows {
+        /// Window height (dilated kernel height).
+        k: i64,
+        /// Step along H.
+        stride: i64,
+        /// Top padding.
+        pad: i64,
+    },
+    /// All rows of the input, before any output row.
+    Whole,
+}
+
+const POINTWISE: Window = Window::Rows {
+    k: 1,
+    stride: 1,
+    pad: 0,
+};
+
+/// The window of `node`'s input `port`, per the contract's table.
+pub(crate) fn window(g: &Graph, node: &Node, port: usize) -> Window {
+    let x = g.shape_of(node.inputs[port]);
+    let (h_in, h_out) = (x.h(), node.shape.h());
+    let pointwise = if h_in == h_out {
+        POINTWISE
+    } else {
+        Window::Whole
+    };
+    match &node.op {
+        Op::Conv(a) => Window::Rows {
+            k: (a.dilation[0].max(1) * (a.kernel[0].max(1) - 1) + 1) as i64,
+            stride: a.stride[0].max(1) as i64,
+            pad: a.pads[0] as i64,
+        },
+        Op::MaxPool(a) | Op::AveragePool(a) => Window::Rows {
+            k: a.kernel[0].max(1) as i64,
+            stride: a.stride[0].max(1) as i64,
+            pad: a.pads[0] as i64,
+        },
+        Op::GlobalAveragePool
+        | Op::GlobalMaxPool
+        | Op::ReduceMean { .. }
+        | Op::Gemm { .. }
+        | Op::MatMul
+        | Op::Flatten { .. }
+        | Op::Reshape
+        | Op::Transpose { .. }
+        | Op::Softmax { .. }
+        | Op::Resize { .. } => Window::Whole,
+        Op::Pad { pads } => {
+            let r = x.rank();
+            if r < 3 || pads.len() != 2 * r {
+                return pointwise;
+            }
+            let (top, bottom) = (pads[r - 2], pads[2 * r - 2]);
+            if h_out == h_in + top + bottom {
+                Window::Rows {
+                    k: 1,
+                    stride: 1,
+                    pad: top as i64,
+                }
+            } else {
+                Window::Whole
+            }
+        }
+        Op::Concat { axis } if x.rank() >= 3 && *axis as usize == x.rank() - 2 => Window::Whole,
+        Op::Relu
+        | Op::Clip
+        | Op::Sigmoid
+        | Op::HardSigmoid
+        | Op::HardSwish
+        | Op::Tanh
+        | Op::Add
+        | Op::Sub
+        | Op::Mul
+        | Op::Div
+        | Op::Concat { .. }
+        | Op::BatchNormalization => pointwise,
+    }
+}
+
+/// One tensor of a group: a member's output or a tensor of `In(φ)`.
+#[derive(Copy, Clone, Debug)]
+pub(crate) struct TensorInfo {
+    /// The producer (or graph input).
+    pub source: Source,
+    /// `H_t`.
+    pub h: u64,
+    /// `row(t)` in bytes.
+    pub row: u64,
+    /// In, internal or out.
+    pub kind: TensorKind,
+}
+
+impl TensorInfo {
+    pub(crate) fn bytes(&self) -> u64 {
+        self.h * self.row
+    }
+}
+
+/// One input port of a member.
+#[derive(Copy, Clone, Debug)]
+pub(crate) struct PortInfo {
+    /// Index of the tensor read.
+    pub tensor: u32,
+    /// How it is read.
+    pub window: Window,
+}
+
+/// A request on a tensor, accumulated over its consumer ports (LBDF).
+#[derive(Copy, Clone, Debug, Default)]
+struct Request {
+    any: bool,
+    whole: bool,
+    rate: i64,
+    lo: i64,
+    hi: i64,
+    phase: u32,
+}
+
+/// How a tensor streams under LBDF.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Stream {
+    /// Resident rows.
+    pub resident: u64,
+    /// Rows per step, `a_t`.
+    pub rate: i64,
+    /// Newest needed row at step 0, `hi_t`.
+    pub hi: i64,
+    /// Phase: 0 for tensors that stream with the group's outputs; a tensor held whole is
+    /// produced in a phase after (higher than) every phase that reads it.
+    pub phase: u32,
+    /// Held whole.
+    pub whole: bool,
+    /// No consumer in the group (a pure group output, one staging row).
+    pub pure: bool,
+}
+
+/// A group flattened for the passes.
+#[derive(Debug, Default)]
+pub(crate) struct View {
+    /// The group's nodes, in id order.
+    pub members: Vec<fuselage_ir::NodeId>,
+    /// Members' outputs (same index as `members`), then the tensors of `In(φ)`.
+    pub tensors: Vec<TensorInfo>,
+    /// Input ports of all members, member by member.
+    pub ports: Vec<PortInfo>,
+    /// `ports[port_start[i]..port_start[i + 1]]` are member `i`'s ports.
+    pub port_start: Vec<u32>,
+    /// `W(φ)` in bytes.
+    pub weight_bytes: u64,
+    /// Graph node index → member index (`u32::MAX` outside); reset after every build.
+    slot: Vec<u32>,
+    /// Union-find parents, for the connectivity check.
+    uf: Vec<u32>,
+    /// Pass state.
+    requests: Vec<Request>,
+    asks: Vec<u64>,
+    /// LBDF results, one per tensor (filled by [`View::lbdf`]).
+    pub streams: Vec<Stream>,
+    /// BRR rows, one per tensor (filled by [`View::brr`]).
+    pub rows: Vec<u64>,
+}
+
+fn find(uf: &mut [u32], mut x: u32) -> u32 {
+    while uf[x as usize] != x {
+        let p = uf[uf[x as usize] as usize];
+        uf[x as usize] = p;
+        x = p;
+    }
+    x
+}
+
+impl View {
+    /// Number of members.
+    pub fn len(&self) -> usize {
+        self.members.len()
+    }
+
+    /// Member `i`'s ports.
+    pub fn ports_of(&self, i: usize) -> &[PortInfo] {
+        &self.ports[self.port_start[i] as usize..self.port_start[i + 1] as usize]
+    }
+
+    /// Flattens `group` of `g` with `b`-byte elements.
+    ///
+    /// # Errors
+    /// [`CostError::GroupSize`], or the IR's error for an empty or disconnected group.
+    pub fn build(&mut self, g: &Graph, group: &NodeSet, b: u64) -> Result<()> {
+        if group.capacity() != g.len() {
+            return Err(CostError::GroupSize {
+                model: g.name().to_string(),
+                expected: g.len(),
+                found: group.capacity(),
+            });
+        }
+        self.members.clear();
+        self.tensors.clear();
+        self.ports.clear();
+        self.port_start.clear();
+        self.members.extend(group.iter());
+        if self.members.is_empty() {
+            return Err(fuselage_ir::IrError::EmptyGroup { group: 0 }.into());
+        }
+        if self.slot.len() < g.len() {
+            self.slot.resize(g.len(), u32::MAX);
+        }
+        let m = self.members.len();
+        let mut weights = 0;
+        for (i, &v) in self.members.iter().enumerate() {
+            self.slot[v.index()] = i as u32;
+            let node = g.node(v);
+            weights += node.weights;
+            let outside = g.consumers(v).iter().any(|&(c, _)| !group.contains(c));
+            let kind = if outside || g.is_output(v) {
+                TensorKind::Out
+            } else {
+                TensorKind::Internal
+            };
+            let s = &node.shape;
+            self.tensors.push(TensorInfo {
+                source: Source::Node(v),
+                h: s.h(),
+                row: b * s.c() * s.w(),
+                kind,
+            });
+        }
+        self.weight_bytes = weights * b;
+        self.uf.clear();
+        self.uf.extend(0..m as u32);
+        for i in 0..m {
+            self.port_start.push(self.ports.len() as u32);
+            let node = g.node(self.members[i]);
+            for (port, &src) in node.inputs.iter().enumerate() {
+                let inner = match src {
+                    Source::Node(p) if self.slot[p.index()] != u32::MAX => {
+                        Some(self.slot[p.index()])
+                    }
+                    _ => None,
+                };
+                let tensor = match inner {
+                    Some(j) => {
+                        let (a, c) = (find(&mut self.uf, i as u32), find(&mut self.uf, j));
+                        self.uf[a as usize] = c;
+                        j
+                    }
+                    None => match self.tensors[m..].iter().position(|t| t.source == src) {
+                        Some(k) => (m + k) as u32,
+                        None => {
+                            let s = g.shape_of(src);
+                            self.tensors.push(TensorInfo {
+                                source: src,
+                                h: s.h(),
+                                row: b * s.c() * s.w(),
+                                kind: TensorKind::In,
+                            });
+                            (self.tensors.len() - 1) as u32
+                        }
+                    },
+                };
+                self.ports.push(PortInfo {
+                    tensor,
+                    window: window(g, node, port),
+                });
+            }
+        }
+        self.port_start.push(self.ports.len() as u32);
+        for &v in &self.members {
+            self.slot[v.index()] = u32::MAX;
+        }
+        let root = find(&mut self.uf, 0);
+        if (1..m as u32).any(|i| find(&mut self.uf, i) != root) {
+            g.check_group(group, 0)?;
+        }
+        Ok(())
+    }
+
+    /// `(I, O)`: bytes of `In(φ)` and of `Out(φ)`.
+    pub fn io_bytes(&self) -> (u64, u64) {
+        let (mut i, mut o) = (0, 0);
+        for t in &self.tensors {
+            match t.kind {
+                TensorKind::In => i += t.bytes(),
+                TensorKind::Out => o += t.bytes(),
+                TensorKind::Internal => {}
+            }
+        }
+        (i, o)
+    }
+
+    /// The LBDF backward pass; fills [`View::streams`] and returns `Σ resident_t · row(t)`.
+    ///
+    /// With `phased`, requests from different phases make a tensor whole (see the crate
+    /// docs); without, every tensor is in phase 0 (the contract's rule read literally).
+    pub fn lbdf(&mut self, phased: bool) -> u64 {
+        let n = self.tensors.len();
+        let m = self.members.len();
+        self.requests.clear();
+        self.requests.resize(n, Request::default());
+        self.streams.clear();
+        self.streams.resize(n, Stream::default());
+        let mut total = 0;
+        for i in (0..m).rev() {
+            let st = finish(&self.requests[i], self.tensors[i].h, phased);
+            self.streams[i] = st;
+            total += st.resident * self.tensors[i].row;
+            let (lo_port, hi_port) = (self.port_start[i] as usize, self.port_start[i + 1] as usize);
+            for p in lo_port..hi_port {
+                let port = self.ports[p];
+                let req = &mut self.requests[port.tensor as usize];
+                let phase = if phased { st.phase } else { 0 };
+                match port.window {
+                    Window::Rows { k, stride, pad } => {
+                        let lo = stride * st.hi - pad;
+                        merge(req, false, stride * st.rate, lo, lo + k - 1, phase);
+                    }
+                    Window::Whole => merge(req, true, 0, 0, 0, phase),
+                }
+            }
+        }
+        for i in m..n {
+            let st = finish(&self.requests[i], self.tensors[i].h, phased);
+            self.streams[i] = st;
+            total += st.resident * self.tensors[i].row;
+        }
+        total
+    }
+
+    /// `H_max`: the most rows of a tensor of `Out(φ)` (of any member's output when the group
+    /// writes nothing).
+    pub fn h_max(&self) -> u64 {
+        let m = self.members.len();
+        let out = self.tensors[..m]
+            .iter()
+            .filter(|t| t.kind == TensorKind::Out)
+            .map(|t| t.h)
+            .max();
+        out.unwrap_or_else(|| self.tensors[..m].iter().map(|t| t.h).max().unwrap_or(1))
+            .max(1)
+    }
+
+    /// The BRR backward pass for tiles of `h` rows of the tallest output; fills
+    /// [`View::rows`] and returns `F(h) = Σ rows_t · row(t)`.
+    pub fn brr(&mut self, h: u64, h_max: u64) -> u64 {
+        let n = self.tensors.len();
+        let m = self.members.len();
+        self.asks.clear();
+        self.asks.resize(n, 0);
+        self.rows.clear();
+        self.rows.resize(n, 0);
+        let mut total = 0;
+        for i in (0..m).rev() {
+            let t = self.tensors[i];
+            let mut ask = self.asks[i];
+            if t.kind == TensorKind::Out {
+                ask = ask.max((h * t.h).div_ceil(h_max));
+            }
+            let rows = ask.clamp(1, t.h.max(1));
+            self.rows[i] = rows;
+            total += rows * t.row;
+            for p in self.port_start[i] as usize..self.port_start[i + 1] as usize {
+                let port = self.ports[p];
+                let want = match port.window {
+                    Window::Rows { k, stride, .. } => (rows - 1) * stride as u64 + k as u64,
+                    Window::Whole => u64::MAX,
+                };
+                let a = &mut self.asks[port.tensor as usize];
+                *a = (*a).max(want);
+            }
+        }
+        for i in m..n {
+            let t = self.tensors[i];
+            let rows = self.asks[i].clamp(1, t.h.max(1));
+            self.rows[i] = rows;
+            total += rows * t.row;
+        }
+        total
+    }
+}
+
+fn merge(req: &mut Request, whole: bool, rate: i64, lo: i64, hi: i64, phase: u32) {
+    if !req.any {
+        *req = Request {
+            any: true,
+            whole,
+            rate,
+            lo,
+            hi,
+            phase,
+        };
+        return;
+    }
+    if whole || req.whole || rate != req.rate || phase != req.phase {
+        req.whole = true;
+        req.phase = req.phase.max(phase);
+        return;
+    }
+    req.lo = req.lo.min(lo);
+    req.hi = req.hi.max(hi);
+}
+
+fn finish(req: &Request, h: u64, phased: bool) -> Stream {
+    let h = h.max(1);
+    if !req.any {
+        return Stream {
+            resident: 1,
+            rate: 1,
+            hi: 0,
+            phase: 0,
+            whole: false,
+            pure: true,
+        };
+    }
+    if req.whole {
+        let phase = if phased { req.phase + 1 } else { 0 };
+        return Stream {
+            resident: h,
+            rate: 1,
+            hi: 0,
+            phase,
+            whole: true,
+            pure: false,
+        };
+    }
+    let span = (req.hi - req.lo + 1).max(1) as u64;
+    Stream {
+        resident: span.min(h),
+        rate: req.rate,
+        hi: req.hi,
+        phase: req.phase,
+        whole: false,
+        pure: false,
+    }
+}
+
+/// Per-thread reusable views.
+#[derive(Debug, Default)]
+pub(crate) struct Scratch {
+    pub view: View,
+}
+
+thread_local! {
+    static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
+}
+
+/// Runs `f` on this thread's scratch (a fresh one if it is in use further up the stack).
+pub(crate) fn with_scratch<R>(f: impl FnOnce(&mut Scratch) -> R) -> R {
+    SCRATCH.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut s) => f(&mut s),
+        Err(_) => f(&mut Scratch::default()),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fuselage_ir::{ConvAttrs, GraphBuilder, PoolAttrs, TensorShape};
+
+    fn view(g: &Graph, names: &[&str]) -> View {
+        let mut v = View::default();
+        v.build(g, &g.set_of(names).unwrap(), 1).unwrap();
+        v
+    }
+
+    #[test]
+    fn windows_follow_the_table() {
+        let mut b = GraphBuilder::new("w");
+        let x = b.input("input", TensorShape::nchw(4, 16, 16)).unwrap();
+        let d = b
+            .node("dil", Op::Conv(ConvAttrs::square(4, 3, 2, 2, 1)), &[x])
+            .unwrap();
+        let p = b
+            .node("pool", Op::MaxPool(PoolAttrs::square(3, 2, 1, false)), &[x])
+            .unwrap();
+        let pad = b
+            .node(
+                "pad",
+                Op::Pad {
+                    pads: vec![0, 0, 1, 0, 0, 0, 2, 0],
+                },
+                &[x],
+            )
+            .unwrap();
+        let cat_h = b.node("cat_h", Op::Concat { axis: 2 }, &[x, x]).unwrap();
+        let cat_c = b.node("cat_c", Op::Concat { axis: 1 }, &[x, x]).unwrap();
+        let gap = b.node("gap", Op::GlobalAveragePool, &[x]).unwrap();
+        let se = b.node("se", Op::Mul, &[gap, x]).unwrap();
+        let g = b.finish().unwrap();
+        let w = |s: Source, port: usize| window(&g, g.node(s.node().unwrap()), port);
+        assert_eq!(
+            w(d, 0),
+            Window::Rows {
+                k: 5,
+                stride: 2,
+                pad: 2
+            }
+        );
+        assert_eq!(
+            w(p, 0),
+            Window::Rows {
+                k: 3,
+                stride: 2,
+                pad: 1
+            }
+        );
+        assert_eq!(
+            w(pad, 0),
+            Window::Rows {
+                k: 1,
+                stride: 1,
+                pad: 1
+            }
+        );
+        assert_eq!(w(cat_h, 0), Window::Whole);
+        assert_eq!(w(cat_c, 1), POINTWISE);
+        assert_eq!(w(gap, 0), Window::Whole);
+        assert_eq!(w(se, 0), Window::Whole);
+        assert_eq!(w(se, 1), POINTWISE);
+    }
+
+    /// input -> conv -> [SE: gap -> sigmoid -> mul] -> add(input) : the skip crosses the
+    /// barrier of the global pool.
+    fn se_with_skip() -> Graph {
+        let mut b = GraphBuilder::new("se");
+        let x = b.input("input", TensorShape::nchw(4, 8, 8)).unwrap();
+        let c = b
+            .node("conv", Op::Conv(ConvAttrs::square(4, 3, 1, 1, 1)), &[x])
+            .unwrap();
+        let p = b.node("gap", Op::GlobalAveragePool, &[c]).unwrap();
+        let s = b.node("sig", Op::Sigmoid, &[p]).unwrap();
+        let m = b.node("mul", Op::Mul, &[s, c]).unwrap();
+        b.node("add", Op::Add, &[m, x]).unwrap();
+        b.finish().unwrap()
+    }
+
+    #[test]
+    fn a_skip_across_a_whole_read_is_held_whole_with_phases() {
+        let g = se_with_skip();
+        let mut v = view(&g, &["conv", "gap", "sig", "mul", "add"]);
+        let input = v.len();
+        v.lbdf(true);
+        // conv is read whole by the pool: phase 2 (the pool's output, phase 1, feeds the
+        // broadcast port of the phase-0 mul). The input is read by conv (phase 2) and by the
+        // add (phase 0): whole.
+        assert_eq!((v.streams[0].whole, v.streams[0].phase), (true, 2));
+        assert_eq!(v.streams[input].resident, 8);
+        v.lbdf(false);
+        // The literal rule: both ports ask at rate 1, so the input keeps a band of 3 rows.
+        assert_eq!(v.streams[input].resident, 3);
+    }
+
+    #[test]
+    fn mixed_rates_make_a_tensor_whole() {
+        let mut b = GraphBuilder::new("mixed");
+        let x = b.input("input", TensorShape::nchw(4, 8, 8)).unwrap();
+        let r = b.node("r", Op::Relu, &[x]).unwrap();
+        b.node("s2", Op::Conv(ConvAttrs::square(4, 1, 2, 1, 1)), &[r])
+            .unwrap();
+        b.node("s1", Op::Sigmoid, &[r]).unwrap();
+        let g = b.finish().unwrap();
+        let mut v = view(&g, &["r", "s2", "s1"]);
+        v.lbdf(true);
+        assert_eq!(v.streams[0].resident, 8);
+        assert!(v.streams[0].whole && v.streams[1].pure && v.streams[2].pure);
+        // r is made in its own phase, streaming as an output: 1 input row.
+        assert_eq!(v.streams[3].resident, 1);
+    }
+
+    #[test]
+    fn brr_rows_propagate_as_receptive_fields() {
+        let mut b = GraphBuilder::new("rf");
+        let x = b.input("input", TensorShape::nchw(1, 32, 4)).unwrap();
+        let c = b
+            .node("c", Op::Conv(ConvAttrs::square(1, 3, 2, 1, 1)), &[x])
+            .unwrap();
+        b.node("p", Op::MaxPool(PoolAttrs::square(2, 2, 0, false)), &[c])
+            .unwrap();
+        let g = b.finish().unwrap();
+        let mut v = view(&g, &["c", "p"]);
+        let h_max = v.h_max();
+        assert_eq!(h_max, 8);
+        // h = 2 pool rows -> (2-1)·2+2 = 4 conv rows -> (4-1)·2+3 = 9 input rows.
+        // Row bytes: pool 1, conv 2, input 4.
+        assert_eq!(v.brr(2, h_max), 2 + 4 * 2 + 9 * 4);
+        assert_eq!(v.rows, vec![4, 2, 9]);
+        // Clamped to the tensor.
+        v.brr(100, h_max);
+        assert_eq!(v.rows, vec![16, 8, 32]);
+    }
+}

@@ -1,0 +1,145 @@
+//! The contract's canonical cases (b = 1), through the zoo's graphs.
+
+use fuselage_cost::{Brr, CostConfig, CostModel, Lbdf, TensorKind};
+use fuselage_ir::{Graph, NodeSet};
+
+/// All nodes from `first` to `last` in node order.
+fn range(g: &Graph, first: &str, last: &str) -> NodeSet {
+    let (a, b) = (g.require(first).unwrap(), g.require(last).unwrap());
+    NodeSet::from_ids(g.len(), g.node_ids().filter(|v| *v >= a && *v <= b))
+}
+
+fn check(model: &str, first: &str, last: &str, nodes: usize, f_beta: u64, f_d: u64, f1: u64) {
+    let g = fuselage_zoo::build(model).unwrap();
+    let group = range(&g, first, last);
+    assert_eq!(group.len(), nodes, "{model}: group size");
+    // A buffer large enough for everything; the numbers do not depend on β.
+    let config = CostConfig::new(1 << 30).unwrap();
+    let lbdf = Lbdf::new(config).evaluate(&g, &group).unwrap();
+    let literal = Lbdf::literal(config).evaluate(&g, &group).unwrap();
+    let brr = Brr::new(config).evaluate(&g, &group).unwrap();
+    let t = brr.tiling.unwrap();
+    println!(
+        "{model}: {} nodes  F_β LBDF {}  F_D {}  BRR F(1) {}  (W {}, BRR F_D {})",
+        group.len(),
+        lbdf.buffer_bytes,
+        lbdf.dram_bytes,
+        t.min_footprint_bytes,
+        lbdf.weight_bytes,
+        brr.dram_bytes
+    );
+    for tc in Lbdf::new(config).breakdown(&g, &group).unwrap().unwrap() {
+        println!(
+            "    {:?} {} rows x {} B = {}  {}",
+            tc.kind, tc.resident_rows, tc.row_bytes, tc.bytes, tc.tensor
+        );
+    }
+    assert_eq!(lbdf.buffer_bytes, f_beta, "{model}: LBDF F_β");
+    assert_eq!(literal.buffer_bytes, f_beta, "{model}: literal LBDF F_β");
+    assert_eq!(lbdf.dram_bytes, f_d, "{model}: F_D");
+    assert_eq!(t.min_footprint_bytes, f1, "{model}: BRR F(1)");
+    assert_eq!(
+        brr.dram_bytes, f_d,
+        "{model}: BRR F_D with resident weights"
+    );
+    assert!(t.weights_resident);
+    // Validity is strict: β = F_β is invalid, β = F_β + 1 valid.
+    let at = Lbdf::new(CostConfig::new(f_beta).unwrap())
+        .evaluate(&g, &group)
+        .unwrap();
+    let above = Lbdf::new(CostConfig::new(f_beta + 1).unwrap())
+        .evaluate(&g, &group)
+        .unwrap();
+    assert!(!at.valid && above.valid);
+    let at = Brr::new(CostConfig::new(f1).unwrap())
+        .evaluate(&g, &group)
+        .unwrap();
+    let above = Brr::new(CostConfig::new(f1 + 1).unwrap())
+        .evaluate(&g, &group)
+        .unwrap();
+    assert!(!at.valid && above.valid);
+}
+
+#[test]
+fn vgg16_first_block() {
+    check(
+        "vgg16",
+        "/features/features.0/Conv",
+        "/features/features.4/MaxPool",
+        5,
+        148_256,
+        992_064,
+        183_232,
+    );
+}
+
+#[test]
+fn vgg16_by_hand() {
+    let g = fuselage_zoo::build("vgg16").unwrap();
+    let group = range(
+        &g,
+        "/features/features.0/Conv",
+        "/features/features.4/MaxPool",
+    );
+    let lbdf = Lbdf::new(CostConfig::kib(256).unwrap());
+    let rows: Vec<(String, u64, TensorKind)> = lbdf
+        .breakdown(&g, &group)
+        .unwrap()
+        .unwrap()
+        .into_iter()
+        .map(|t| (t.tensor, t.resident_rows, t.kind))
+        .collect();
+    let expect = [
+        ("/features/features.0/Conv", 1, TensorKind::Internal),
+        ("/features/features.1/Relu", 3, TensorKind::Internal),
+        ("/features/features.2/Conv", 1, TensorKind::Internal),
+        ("/features/features.3/Relu", 2, TensorKind::Internal),
+        ("/features/features.4/MaxPool", 1, TensorKind::Out),
+        ("input", 3, TensorKind::In),
+    ];
+    let expect: Vec<(String, u64, TensorKind)> = expect
+        .iter()
+        .map(|&(n, r, k)| (n.to_string(), r, k))
+        .collect();
+    assert_eq!(rows, expect);
+    assert_eq!(lbdf.evaluate(&g, &group).unwrap().weight_bytes, 38_720);
+}
+
+#[test]
+fn resnet18_first_basic_block() {
+    check(
+        "resnet18",
+        "/layer1/layer1.0/conv1/Conv",
+        "/layer1/layer1.0/relu_1/Relu",
+        5,
+        109_696,
+        475_264,
+        50_176,
+    );
+}
+
+#[test]
+fn squeezenet_fire3() {
+    check(
+        "squeezenet1_1",
+        "/features/features.3/squeeze/Conv",
+        "/features/features.3/Concat",
+        7,
+        39_568,
+        592_208,
+        36_960,
+    );
+}
+
+#[test]
+fn efficientnet_b0_first_mbconv() {
+    check(
+        "efficientnet_b0",
+        "/features/features.1/features.1.0/block/block.0/block.0.0/Conv",
+        "/features/features.1/features.1.0/block/block.2/block.2.0/Conv",
+        11,
+        426_224,
+        603_512,
+        1_611_128,
+    );
+}

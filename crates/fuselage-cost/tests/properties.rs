@@ -1,0 +1,145 @@
+//! Properties of the cost models on random DAGs and random connected groups.
+
+mod common;
+
+use fuselage_cost::{Brr, BufferSimulator, CostConfig, CostModel, Lbdf, PlanFile, evaluate_plan};
+use fuselage_ir::{Graph, NodeId, NodeSet, Plan};
+use proptest::prelude::*;
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+
+fn dag() -> impl Strategy<Value = (Graph, u64)> {
+    (
+        6u64..20,
+        prop::collection::vec((any::<u8>(), any::<u32>(), any::<u32>()), 2..30),
+        any::<u64>(),
+    )
+        .prop_map(|(h, steps, seed)| (common::random_dag(h, &steps), seed))
+}
+
+/// A plan of contiguous id ranges, each cut into its connected components: always acyclic.
+fn chunk_plan(g: &Graph, rng: &mut ChaCha8Rng) -> Plan {
+    use rand::RngExt;
+    let mut groups = Vec::new();
+    let mut start = 0;
+    while start < g.len() {
+        let end = (start + rng.random_range(1..=6)).min(g.len());
+        let mut rest = NodeSet::from_ids(g.len(), (start..end).map(|i| NodeId(i as u32)));
+        while let Some(first) = rest.first() {
+            let part = g.component(&rest, first);
+            rest = rest.difference(&part);
+            groups.push(part);
+        }
+        start = end;
+    }
+    Plan::new(groups)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    #[test]
+    fn splitting_never_saves_dram((g, seed) in dag()) {
+        let lbdf = Lbdf::new(CostConfig::kib(64).unwrap());
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        for _ in 0..8 {
+            let group = common::random_group(&g, &mut rng, 16);
+            if group.len() < 2 {
+                continue;
+            }
+            // Grow A inside the group; keep the split when B is connected too.
+            let sub = Graph::component(&g, &group, group.first().unwrap());
+            prop_assert_eq!(sub.len(), group.len());
+            let a = grow_inside(&g, &group, &mut rng);
+            let b = group.difference(&a);
+            if b.is_empty() || !g.is_connected_set(&b) {
+                continue;
+            }
+            let (fa, fb, fu) = (lbdf.dram(&g, &a).unwrap(), lbdf.dram(&g, &b).unwrap(), lbdf.dram(&g, &group).unwrap());
+            prop_assert!(fa + fb >= fu, "F_D(A) {} + F_D(B) {} < F_D(A∪B) {}", fa, fb, fu);
+        }
+    }
+
+    #[test]
+    fn brr_grows_with_the_tile_and_costs_more_dram((g, seed) in dag()) {
+        let config = CostConfig::kib(4).unwrap();
+        let (brr, lbdf) = (Brr::new(config), Lbdf::new(config));
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        for _ in 0..6 {
+            let group = common::random_group(&g, &mut rng, 20);
+            let mut last = 0;
+            for h in 1..=24 {
+                let f = brr.footprint(&g, &group, h).unwrap();
+                prop_assert!(f >= last, "F({}) = {} < F({}) = {}", h, f, h - 1, last);
+                last = f;
+            }
+            let (cb, cl) = (brr.evaluate(&g, &group).unwrap(), lbdf.evaluate(&g, &group).unwrap());
+            prop_assert!(cb.dram_bytes >= cl.dram_bytes);
+            let t = cb.tiling.unwrap();
+            prop_assert_eq!(cb.valid, t.min_footprint_bytes < config.buffer_bytes());
+            prop_assert_eq!(cb.valid, cb.buffer_bytes < config.buffer_bytes());
+            let extra = if t.weights_resident { cb.weight_bytes } else { 0 };
+            if cb.valid {
+                // h fits, and is the largest tile that does (or covers the whole output).
+                let f = brr.footprint(&g, &group, t.tile_rows).unwrap();
+                prop_assert_eq!(extra + f, cb.buffer_bytes);
+                let next = brr.footprint(&g, &group, t.tile_rows + 1).unwrap();
+                prop_assert!(t.tiles == 1 || extra + next >= config.buffer_bytes());
+                let w = if t.weights_resident { cb.weight_bytes } else { t.tiles * cb.weight_bytes };
+                prop_assert_eq!(cb.dram_bytes, cb.input_bytes + cb.output_bytes + w);
+            }
+        }
+    }
+
+    #[test]
+    fn lbdf_bounds_the_simulator((g, seed) in dag()) {
+        let config = CostConfig::kib(64).unwrap();
+        let (lbdf, sim) = (Lbdf::new(config), BufferSimulator::new(config).with_timeline(false));
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        for _ in 0..8 {
+            let group = common::random_group(&g, &mut rng, 30);
+            let c = lbdf.evaluate(&g, &group).unwrap();
+            let run = sim.run(&g, &group).unwrap();
+            prop_assert_eq!(run.dram_bytes, c.dram_bytes, "{:?}", g.names(&group));
+            prop_assert!(run.peak_bytes <= c.buffer_bytes, "peak {} > F_β {} for {:?}", run.peak_bytes, c.buffer_bytes, g.names(&group));
+            prop_assert!(c.buffer_bytes <= fuselage_cost::WholeTensor::new(config).evaluate(&g, &group).unwrap().buffer_bytes);
+        }
+    }
+
+    #[test]
+    fn plan_json_round_trips((g, seed) in dag(), brr in any::<bool>(), kib in 1u64..64) {
+        let config = CostConfig::kib(kib).unwrap();
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let plan = chunk_plan(&g, &mut rng);
+        let file = if brr {
+            PlanFile::new(&Brr::new(config), &g, &plan).unwrap()
+        } else {
+            PlanFile::new(&Lbdf::new(config), &g, &plan).unwrap()
+        };
+        let back = PlanFile::from_json(&file.to_json()).unwrap();
+        prop_assert_eq!(&back, &file);
+        prop_assert_eq!(back.to_plan(&g).unwrap(), plan.clone());
+        let report = evaluate_plan(&Lbdf::new(config), &g, &plan).unwrap();
+        prop_assert_eq!(report.group_count, plan.len());
+        prop_assert!(report.fusable_dram_bytes <= report.dram_bytes);
+    }
+}
+
+fn grow_inside(g: &Graph, group: &NodeSet, rng: &mut ChaCha8Rng) -> NodeSet {
+    use rand::RngExt;
+    let members: Vec<NodeId> = group.iter().collect();
+    let target = rng.random_range(1..members.len());
+    let start = members[rng.random_range(0..members.len())];
+    let mut a = NodeSet::singleton(g.len(), start);
+    let mut frontier: Vec<NodeId> = g.neighbours(start).filter(|u| group.contains(*u)).collect();
+    while a.len() < target && !frontier.is_empty() {
+        let v = frontier.swap_remove(rng.random_range(0..frontier.len()));
+        if a.insert(v) {
+            frontier.extend(
+                g.neighbours(v)
+                    .filter(|u| group.contains(*u) && !a.contains(*u)),
+            );
+        }
+    }
+    a
+}

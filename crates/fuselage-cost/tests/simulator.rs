@@ -1,0 +1,95 @@
+//! The buffer simulator against the analytic LBDF model, on random connected groups drawn
+//! from every zoo network: DRAM must equal `F_D` and the peak must never exceed `F_β`.
+
+mod common;
+
+use fuselage_cost::{BufferSimulator, CostConfig, CostModel, Lbdf};
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+
+const GROUPS_PER_NETWORK: usize = 200;
+const MAX_GROUP: usize = 40;
+
+#[test]
+fn simulator_agrees_with_lbdf_on_zoo_groups() {
+    let config = CostConfig::kib(256).unwrap();
+    let lbdf = Lbdf::new(config);
+    let literal = Lbdf::literal(config);
+    let sim = BufferSimulator::new(config).with_timeline(false);
+    let mut total = 0;
+    println!(
+        "| network | groups | largest peak/F_β | mean peak/F_β | peak = F_β | literal F_β exceeded |"
+    );
+    println!("| --- | ---: | ---: | ---: | ---: | ---: |");
+    for (k, name) in fuselage_zoo::NAMES.iter().enumerate() {
+        let g = fuselage_zoo::build(name).unwrap();
+        let mut rng = ChaCha8Rng::seed_from_u64(2025 + k as u64);
+        let (mut worst, mut sum, mut equal, mut literal_over) = (0.0f64, 0.0, 0, 0);
+        for _ in 0..GROUPS_PER_NETWORK {
+            let group = common::random_group(&g, &mut rng, MAX_GROUP);
+            let cost = lbdf.evaluate(&g, &group).unwrap();
+            let run = sim.run(&g, &group).unwrap();
+            let names = || g.names(&group).join(", ");
+            assert_eq!(
+                run.dram_bytes,
+                cost.dram_bytes,
+                "{name}: DRAM of {{{}}}",
+                names()
+            );
+            assert!(
+                run.peak_bytes <= cost.buffer_bytes,
+                "{name}: peak {} > F_β {} for {{{}}}",
+                run.peak_bytes,
+                cost.buffer_bytes,
+                names()
+            );
+            if run.peak_bytes > literal.evaluate(&g, &group).unwrap().buffer_bytes {
+                literal_over += 1;
+            }
+            let ratio = run.peak_bytes as f64 / cost.buffer_bytes as f64;
+            worst = worst.max(ratio);
+            sum += ratio;
+            equal += usize::from(run.peak_bytes == cost.buffer_bytes);
+            total += 1;
+        }
+        println!(
+            "| {name} | {GROUPS_PER_NETWORK} | {worst:.4} | {:.4} | {equal} | {literal_over} |",
+            sum / GROUPS_PER_NETWORK as f64
+        );
+    }
+    assert!(total >= 2000);
+}
+
+#[test]
+fn timeline_is_recorded_and_peaks_match() {
+    let g = fuselage_zoo::build("resnet18").unwrap();
+    let group = g
+        .set_of(&[
+            "/layer1/layer1.0/conv1/Conv",
+            "/layer1/layer1.0/relu/Relu",
+            "/layer1/layer1.0/conv2/Conv",
+            "/layer1/layer1.0/Add",
+            "/layer1/layer1.0/relu_1/Relu",
+        ])
+        .unwrap();
+    let config = CostConfig::kib(128).unwrap();
+    let run = BufferSimulator::new(config).run(&g, &group).unwrap();
+    let cost = Lbdf::new(config).evaluate(&g, &group).unwrap();
+    assert_eq!(run.rows_computed, 5 * 56);
+    assert_eq!(run.rows_loaded, 56);
+    assert_eq!(
+        run.timeline.len() as u64,
+        run.rows_computed + run.rows_loaded
+    );
+    assert_eq!(
+        run.timeline.iter().map(|&(_, b)| b).max(),
+        Some(run.peak_bytes)
+    );
+    assert!(run.timeline.iter().all(|&(_, b)| b >= cost.weight_bytes));
+    assert_eq!(run.dram_bytes, cost.dram_bytes);
+    println!(
+        "resnet18 layer1.0: simulated peak {} vs F_β {}",
+        run.peak_bytes, cost.buffer_bytes
+    );
+    assert!(run.peak_bytes <= cost.buffer_bytes);
+}
