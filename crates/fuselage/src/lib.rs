@@ -21,8 +21,11 @@
 pub use fuselage_cost as cost;
 pub use fuselage_ir as ir;
 pub use fuselage_onnx as onnx;
+pub use fuselage_search as search;
+pub use fuselage_split as split;
 pub use fuselage_zoo as zoo;
 
+use fuselage_cost::{Brr, CostConfig, CostModel, Lbdf};
 use fuselage_ir::Graph;
 use std::path::Path;
 
@@ -35,6 +38,17 @@ pub enum Error {
     /// The zoo has no such network, or could not build it.
     #[error(transparent)]
     Zoo(#[from] fuselage_zoo::ZooError),
+    /// A buffer or element size that is not a size.
+    #[error(
+        "`{0}` is not a size: give bytes (131072) or a number with KiB, MiB or GiB (128KiB, 2MiB)"
+    )]
+    BadSize(String),
+    /// A cost-model name that is not known.
+    #[error("unknown cost model `{0}`; valid: lbdf, brr")]
+    UnknownCostModel(String),
+    /// The cost configuration was refused (a zero size).
+    #[error(transparent)]
+    Cost(#[from] fuselage_cost::CostError),
     /// A resolution was given for an ONNX file, whose input shape is its own.
     #[error("--resolution applies to zoo networks; `{0}` is an ONNX file with its own input shape")]
     ResolutionForFile(String),
@@ -64,5 +78,54 @@ pub fn load_model(spec: &str, resolution: Option<u64>) -> Result<Graph, Error> {
     Ok(match resolution {
         Some(r) => fuselage_zoo::build_at(spec, r)?,
         None => fuselage_zoo::build(spec)?,
+    })
+}
+
+/// Parses a size in bytes: plain digits (`131072`), or digits with a binary unit, `KiB`,
+/// `MiB` or `GiB` (case-insensitive, optional `B`): `128KiB` is 131,072 bytes, `2MiB`
+/// 2,097,152.
+///
+/// # Errors
+/// [`Error::BadSize`] for anything else, including an overflow.
+///
+/// # Example
+/// ```
+/// assert_eq!(fuselage::parse_size("256KiB")?, 262_144);
+/// assert_eq!(fuselage::parse_size("2MiB")?, 2_097_152);
+/// assert_eq!(fuselage::parse_size("1000")?, 1000);
+/// assert!(fuselage::parse_size("12 parsecs").is_err());
+/// # Ok::<(), fuselage::Error>(())
+/// ```
+pub fn parse_size(text: &str) -> Result<u64, Error> {
+    let bad = || Error::BadSize(text.to_string());
+    let t = text.trim();
+    let digits = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (num, unit) = t.split_at(digits);
+    let n: u64 = num.parse().map_err(|_| bad())?;
+    let scale: u64 = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1,
+        "kib" | "ki" => 1 << 10,
+        "mib" | "mi" => 1 << 20,
+        "gib" | "gi" => 1 << 30,
+        _ => return Err(bad()),
+    };
+    n.checked_mul(scale).ok_or_else(bad)
+}
+
+/// The cost model called `name` (`lbdf` or `brr`) with a `buffer_bytes` buffer and
+/// `element_bytes`-byte elements.
+///
+/// # Errors
+/// [`Error::UnknownCostModel`]; [`Error::Cost`] for a size of 0.
+pub fn cost_model(
+    name: &str,
+    buffer_bytes: u64,
+    element_bytes: u64,
+) -> Result<Box<dyn CostModel>, Error> {
+    let cfg = CostConfig::new(buffer_bytes)?.with_element_bytes(element_bytes)?;
+    Ok(match name {
+        "lbdf" => Box::new(Lbdf::new(cfg)),
+        "brr" => Box::new(Brr::new(cfg)),
+        other => return Err(Error::UnknownCostModel(other.to_string())),
     })
 }

@@ -69,36 +69,36 @@ pub fn run(a: InspectArgs) -> anyhow::Result<()> {
     }
     let s = summarise(&g);
     if a.json {
-        println!("{}", serde_json::to_string_pretty(&s)?);
+        outln!("{}", serde_json::to_string_pretty(&s)?)?;
         return Ok(());
     }
     let inputs: Vec<String> = s.inputs.iter().map(|(n, d)| format!("{n} {d:?}")).collect();
-    println!("model             {}", s.name);
-    println!("inputs            {}", inputs.join(", "));
-    println!("nodes             {}", s.nodes);
-    println!("edges             {}", s.edges);
-    println!(
+    outln!("model             {}", s.name)?;
+    outln!("inputs            {}", inputs.join(", "))?;
+    outln!("nodes             {}", s.nodes)?;
+    outln!("edges             {}", s.edges)?;
+    outln!(
         "params            {} ({:.2} M)",
         s.params,
         s.params as f64 / 1e6
-    );
-    println!(
+    )?;
+    outln!(
         "MACs              {} ({:.3} G)",
         s.macs,
         s.macs as f64 / 1e9
-    );
-    println!(
+    )?;
+    outln!(
         "activation bytes  {} ({:.2} MB at 1 byte/element)",
         s.activation_bytes,
         s.activation_bytes as f64 / 1e6
-    );
-    println!("fingerprint       {}", s.fingerprint);
-    println!("ops");
+    )?;
+    outln!("fingerprint       {}", s.fingerprint)?;
+    outln!("ops")?;
     for (op, n) in &s.ops {
-        println!("  {op:<18}{n}");
+        outln!("  {op:<18}{n}")?;
     }
     if let Some(path) = &a.dot {
-        println!("wrote {}", path.display());
+        outln!("wrote {}", path.display())?;
     }
     Ok(())
 }

@@ -1,6 +1,18 @@
 //! Argument parsing and dispatch for the `fuselage` program.
 
+/// `println!` that returns the write error instead of panicking, so that `fuselage ... | head`
+/// ends quietly (see `main`).
+macro_rules! outln {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        writeln!(std::io::stdout().lock(), $($arg)*)
+    }};
+}
+
+mod common;
+mod cost;
 mod inspect;
+mod optimize;
 
 use clap::{Parser, Subcommand};
 
@@ -17,11 +29,17 @@ pub struct Cli {
 enum Command {
     /// Summarise a network: nodes, edges, parameters, MACs, op counts, fingerprint.
     Inspect(inspect::InspectArgs),
+    /// Cost one group, or re-evaluate a plan file, under LBDF or BRR.
+    Cost(cost::CostCmd),
+    /// Search for a fusion plan and write it as JSON.
+    Optimize(optimize::OptimizeCmd),
 }
 
 /// Runs the parsed command.
 pub fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Inspect(a) => inspect::run(a),
+        Command::Cost(a) => cost::run(a),
+        Command::Optimize(a) => optimize::run(a),
     }
 }

@@ -1,0 +1,50 @@
+//! # fuselage-search
+//!
+//! Searches for fusion plans that minimise DRAM traffic, after Mills et al. (section 4 of
+//! `method.md`), and an exact optimiser that says how far any search is from the best plan.
+//!
+//! - [`SearchStrategy`]: the trait; a run takes a [`Problem`] (graph, cost model, splitter), a
+//!   [`Budget`] of plan evaluations and a seed, and returns a [`SearchResult`] (best plan, score,
+//!   history of the best DRAM after each evaluation, [`StopReason`]).
+//! - [`RandomSearch`] (RS), [`LocalSearch`] (LS, K = 10), [`Nsga2`] (population 10, objectives
+//!   DRAM and MBU): every invalid group they meet is repaired by the problem's
+//!   [`Splitter`](fuselage_split::Splitter).
+//! - [`Optimal`]: a dynamic programme over plans contiguous in candidate topological orders,
+//!   exact over that family (documented in [`optimal`](mod@optimal)).
+//! - [`lower_bound`]: the compulsory traffic (inputs, outputs, weights once) no plan beats.
+//! - [`strategy_by_name`]: the strategies the command line offers.
+//!
+//! Determinism: every random choice flows from the seed through `rand_chacha`; the same seed,
+//! graph, cost model and splitter give the same plan.
+#![warn(missing_docs)]
+
+mod error;
+mod local;
+pub mod mutate;
+mod nsga2;
+pub mod optimal;
+mod problem;
+mod random;
+mod strategy;
+
+pub use error::{Result, SearchError};
+pub use local::LocalSearch;
+pub use nsga2::{Nsga2, crowding_distance, non_dominated_sort};
+pub use optimal::{Optimal, depth_first_order, order_of_plan};
+pub use problem::{Problem, Score, groups_acyclic, lower_bound, owners};
+pub use random::RandomSearch;
+pub use strategy::{Budget, SearchResult, SearchStrategy, StopReason};
+
+/// The strategy called `name`: `random`, `local`, `nsga2` or `optimal`, with default settings.
+///
+/// # Errors
+/// [`SearchError::UnknownStrategy`].
+pub fn strategy_by_name(name: &str) -> Result<Box<dyn SearchStrategy>> {
+    Ok(match name {
+        "random" => Box::new(RandomSearch::default()),
+        "local" => Box::new(LocalSearch::default()),
+        "nsga2" => Box::new(Nsga2::default()),
+        "optimal" => Box::new(Optimal::default()),
+        other => return Err(SearchError::UnknownStrategy(other.to_string())),
+    })
+}

@@ -1,0 +1,186 @@
+//! Plan edits shared by the local search and NSGA-II: one-edit mutations, crossover, and the
+//! acyclicity repair that makes any set of connected groups a plan.
+//!
+//! Every function takes and returns a plain list of groups; an edit that would make the graph
+//! of groups cyclic is rejected (mutations) or repaired by topological cuts (crossover).
+
+use crate::problem::{Problem, groups_acyclic, owners};
+use fuselage_ir::sample::components;
+use fuselage_ir::{NodeId, NodeSet, Plan};
+use fuselage_split::cut::random_cut;
+use rand::RngExt;
+use rand_chacha::ChaCha8Rng;
+
+/// The three one-edit mutations of the paper's local search.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Mutation {
+    /// Move a node to a neighbouring group.
+    Move,
+    /// Merge two neighbouring groups.
+    Merge,
+    /// Split one group in two (a random topological cut).
+    Split,
+}
+
+/// An edge between two different groups, neither end unfusable, chosen uniformly.
+fn crossing_edge(p: &Problem<'_>, owner: &[u32], rng: &mut ChaCha8Rng) -> Option<(NodeId, NodeId)> {
+    let g = p.graph();
+    let mut edges = Vec::new();
+    for v in g.node_ids() {
+        for &(c, _) in g.consumers(v) {
+            if owner[v.index()] != owner[c.index()]
+                && !p.unfusable().contains(v)
+                && !p.unfusable().contains(c)
+            {
+                edges.push((v, c));
+            }
+        }
+    }
+    (!edges.is_empty()).then(|| edges[rng.random_range(0..edges.len())])
+}
+
+/// Applies one random mutation of kind `kind` to `plan`. Returns `None` when the edit is not
+/// possible or would make the plan cyclic.
+pub fn mutate(p: &Problem<'_>, plan: &Plan, kind: Mutation, rng: &mut ChaCha8Rng) -> Option<Plan> {
+    let g = p.graph();
+    let mut groups = plan.groups.clone();
+    match kind {
+        Mutation::Split => {
+            let splittable: Vec<usize> =
+                (0..groups.len()).filter(|&i| groups[i].len() > 1).collect();
+            if splittable.is_empty() {
+                return None;
+            }
+            let i = splittable[rng.random_range(0..splittable.len())];
+            let parts = random_cut(g, &groups[i], rng);
+            groups.swap_remove(i);
+            groups.extend(parts);
+            // A topological cut of a group keeps the plan acyclic (see fuselage-split).
+            return Some(Plan::new(groups));
+        }
+        Mutation::Merge => {
+            let owner = owners(g.len(), &groups);
+            let (u, v) = crossing_edge(p, &owner, rng)?;
+            let (a, b) = (owner[u.index()] as usize, owner[v.index()] as usize);
+            let merged = groups[a].union(&groups[b]);
+            let (hi, lo) = (a.max(b), a.min(b));
+            groups.swap_remove(hi);
+            groups[lo] = merged;
+        }
+        Mutation::Move => {
+            let owner = owners(g.len(), &groups);
+            let (u, v) = crossing_edge(p, &owner, rng)?;
+            // Move one end into the other's group, either way round.
+            let (node, to) = if rng.random_bool(0.5) { (u, v) } else { (v, u) };
+            let (from, to) = (owner[node.index()] as usize, owner[to.index()] as usize);
+            groups[to].insert(node);
+            let mut rest = groups[from].clone();
+            rest.remove(node);
+            let pieces = if rest.is_empty() {
+                Vec::new()
+            } else {
+                components(g, &rest)
+            };
+            groups.swap_remove(from);
+            groups.extend(pieces);
+        }
+    }
+    let owner = owners(g.len(), &groups);
+    groups_acyclic(g, &owner, groups.len()).then(|| Plan::new(groups))
+}
+
+/// A random mutation: each kind with probability 1/3, retried a few times when an edit is
+/// rejected.
+pub fn random_mutation(p: &Problem<'_>, plan: &Plan, rng: &mut ChaCha8Rng) -> Option<Plan> {
+    const KINDS: [Mutation; 3] = [Mutation::Move, Mutation::Merge, Mutation::Split];
+    (0..8).find_map(|_| mutate(p, plan, KINDS[rng.random_range(0..3)], rng))
+}
+
+/// One-point crossover of two plans along node order: nodes before a random point take their
+/// edges' "fused or cut" state from `a`, the rest from `b`. The child's groups are the connected
+/// components of the fused edges (unfusable nodes alone), made acyclic by [`make_acyclic`].
+pub fn crossover(p: &Problem<'_>, a: &Plan, b: &Plan, rng: &mut ChaCha8Rng) -> Plan {
+    let g = p.graph();
+    let (oa, ob) = (owners(g.len(), &a.groups), owners(g.len(), &b.groups));
+    let point = rng.random_range(0..=g.len());
+    // Union-find over fused edges.
+    let mut parent: Vec<u32> = (0..g.len() as u32).collect();
+    fn find(parent: &mut [u32], mut x: u32) -> u32 {
+        while parent[x as usize] != x {
+            parent[x as usize] = parent[parent[x as usize] as usize];
+            x = parent[x as usize];
+        }
+        x
+    }
+    for v in g.node_ids() {
+        if p.unfusable().contains(v) {
+            continue;
+        }
+        let o = if v.index() < point { &oa } else { &ob };
+        for &(c, _) in g.consumers(v) {
+            if !p.unfusable().contains(c) && o[v.index()] == o[c.index()] {
+                let (x, y) = (find(&mut parent, v.0), find(&mut parent, c.0));
+                if x != y {
+                    parent[x as usize] = y;
+                }
+            }
+        }
+    }
+    let mut by_root: Vec<Option<usize>> = vec![None; g.len()];
+    let mut groups: Vec<NodeSet> = Vec::new();
+    for v in g.node_ids() {
+        let r = find(&mut parent, v.0) as usize;
+        let gi = *by_root[r].get_or_insert_with(|| {
+            groups.push(NodeSet::new(g.len()));
+            groups.len() - 1
+        });
+        groups[gi].insert(v);
+    }
+    make_acyclic(p, groups, rng)
+}
+
+/// Cuts groups until the graph of groups is acyclic: while there is a cycle, the largest group
+/// on it is cut at a random topological point. Terminates (singletons are acyclic).
+pub fn make_acyclic(p: &Problem<'_>, mut groups: Vec<NodeSet>, rng: &mut ChaCha8Rng) -> Plan {
+    let g = p.graph();
+    loop {
+        let owner = owners(g.len(), &groups);
+        match cyclic_groups(p, &owner, groups.len()) {
+            None => return Plan::new(groups),
+            Some(scc) => {
+                let i = scc
+                    .into_iter()
+                    .max_by_key(|&i| (groups[i].len(), usize::MAX - i))
+                    .unwrap_or(0);
+                let parts = random_cut(g, &groups[i], rng);
+                groups.swap_remove(i);
+                groups.extend(parts);
+            }
+        }
+    }
+}
+
+/// The groups of one strongly connected component of size > 1, if the group graph has one.
+fn cyclic_groups(p: &Problem<'_>, owner: &[u32], n: usize) -> Option<Vec<usize>> {
+    use petgraph::graph::{DiGraph, NodeIndex};
+    let g = p.graph();
+    if groups_acyclic(g, owner, n) {
+        return None;
+    }
+    let mut gg: DiGraph<(), ()> = DiGraph::with_capacity(n, 0);
+    for _ in 0..n {
+        gg.add_node(());
+    }
+    for v in g.node_ids() {
+        for &(c, _) in g.consumers(v) {
+            let (a, b) = (owner[v.index()], owner[c.index()]);
+            if a != b {
+                gg.update_edge(NodeIndex::new(a as usize), NodeIndex::new(b as usize), ());
+            }
+        }
+    }
+    petgraph::algo::tarjan_scc(&gg)
+        .into_iter()
+        .find(|c| c.len() > 1)
+        .map(|c| c.into_iter().map(|x| x.index()).collect())
+}

@@ -1,0 +1,211 @@
+//! [`Problem`]: the graph, the cost model and the splitter a search works with, and the
+//! operations every strategy shares: scoring a plan, repairing its invalid groups, checking
+//! acyclicity, the lower bound.
+
+use crate::error::Result;
+use fuselage_cost::{CostModel, unfusable_nodes};
+use fuselage_ir::{Graph, NodeSet, Plan};
+use fuselage_split::Splitter;
+use rand_chacha::ChaCha8Rng;
+use serde::{Deserialize, Serialize};
+use std::time::{Duration, Instant};
+
+/// The two objectives of a plan, and what the summary prints beside them.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Score {
+    /// Total DRAM bytes: every group, unfusable singletons included.
+    pub dram_bytes: u64,
+    /// DRAM bytes without the unfusable singletons (the paper's convention).
+    pub fusable_dram_bytes: u64,
+    /// MBU: the largest `F_β` of a valid group.
+    pub max_buffer_bytes: u64,
+    /// Number of groups.
+    pub groups: usize,
+}
+
+impl Score {
+    /// Whether `self` is at least as good as `other` on both objectives and better on one.
+    pub fn dominates(&self, other: &Score) -> bool {
+        self.dram_bytes <= other.dram_bytes
+            && self.max_buffer_bytes <= other.max_buffer_bytes
+            && (self.dram_bytes < other.dram_bytes
+                || self.max_buffer_bytes < other.max_buffer_bytes)
+    }
+}
+
+/// What a search works on. Build one with [`Problem::new`]; strategies borrow it.
+pub struct Problem<'a> {
+    graph: &'a Graph,
+    model: &'a dyn CostModel,
+    splitter: &'a dyn Splitter,
+    unfusable: NodeSet,
+    cost_time: std::cell::Cell<Duration>,
+}
+
+impl<'a> Problem<'a> {
+    /// A problem over `graph`, costed by `model` (wrap it in
+    /// [`Cached`](fuselage_cost::Cached): searches ask about the same groups again and again),
+    /// repaired by `splitter`. Finds the unfusable nodes once, up front.
+    ///
+    /// # Errors
+    /// When the cost model fails on a single node.
+    pub fn new(
+        graph: &'a Graph,
+        model: &'a dyn CostModel,
+        splitter: &'a dyn Splitter,
+    ) -> Result<Self> {
+        let unfusable = unfusable_nodes(model, graph)?;
+        Ok(Problem {
+            graph,
+            model,
+            splitter,
+            unfusable,
+            cost_time: Default::default(),
+        })
+    }
+
+    /// The graph.
+    pub fn graph(&self) -> &'a Graph {
+        self.graph
+    }
+
+    /// The cost model.
+    pub fn model(&self) -> &'a dyn CostModel {
+        self.model
+    }
+
+    /// The splitter.
+    pub fn splitter(&self) -> &'a dyn Splitter {
+        self.splitter
+    }
+
+    /// Nodes that do not fit alone (`F_β({v}) ≥ β`): always singletons.
+    pub fn unfusable(&self) -> &NodeSet {
+        &self.unfusable
+    }
+
+    /// Seconds spent in the cost model by [`score`](Self::score) and
+    /// [`repair`](Self::repair) so far.
+    pub fn cost_seconds(&self) -> f64 {
+        self.cost_time.get().as_secs_f64()
+    }
+
+    fn timed<T>(&self, f: impl FnOnce() -> T) -> T {
+        let start = Instant::now();
+        let out = f();
+        self.cost_time.set(self.cost_time.get() + start.elapsed());
+        out
+    }
+
+    /// Whether a group may stand in a plan: valid, or an unfusable singleton.
+    ///
+    /// # Errors
+    /// When the cost model fails.
+    pub fn admissible(&self, group: &NodeSet) -> Result<bool> {
+        if group.len() == 1 && group.first().is_some_and(|v| self.unfusable.contains(v)) {
+            return Ok(true);
+        }
+        Ok(self.timed(|| self.model.is_valid(self.graph, group))?)
+    }
+
+    /// Scores a plan whose groups are all admissible.
+    ///
+    /// # Errors
+    /// When the cost model fails.
+    pub fn score(&self, plan: &Plan) -> Result<Score> {
+        self.timed(|| {
+            let mut s = Score {
+                dram_bytes: 0,
+                fusable_dram_bytes: 0,
+                max_buffer_bytes: 0,
+                groups: plan.len(),
+            };
+            for grp in &plan.groups {
+                let c = self.model.evaluate(self.graph, grp)?;
+                s.dram_bytes += c.dram_bytes;
+                if c.valid {
+                    s.fusable_dram_bytes += c.dram_bytes;
+                    s.max_buffer_bytes = s.max_buffer_bytes.max(c.buffer_bytes);
+                } else if !c.unfusable {
+                    s.fusable_dram_bytes += c.dram_bytes;
+                }
+            }
+            Ok(s)
+        })
+    }
+
+    /// Replaces every inadmissible group of `plan` by the splitter's parts.
+    ///
+    /// # Errors
+    /// When the cost model or the splitter fails.
+    pub fn repair(&self, plan: Plan, rng: &mut ChaCha8Rng) -> Result<Plan> {
+        let mut groups = Vec::with_capacity(plan.len());
+        for grp in plan.groups {
+            if self.admissible(&grp)? {
+                groups.push(grp);
+            } else {
+                groups.extend(self.splitter.split(self.graph, &grp, rng)?.groups);
+            }
+        }
+        Ok(Plan::new(groups))
+    }
+
+    /// The compulsory traffic no plan can avoid: every graph input read once, every graph
+    /// output written once, every weight read once, at the model's element size.
+    pub fn lower_bound(&self) -> u64 {
+        lower_bound(self.graph, self.model.config().element_bytes())
+    }
+}
+
+/// The compulsory DRAM traffic of `g` at `element_bytes` per element: graph inputs, graph
+/// outputs and all weights, each once. No plan under any cost model moves less.
+pub fn lower_bound(g: &Graph, element_bytes: u64) -> u64 {
+    let inputs: u64 = g.inputs().iter().map(|i| i.shape.elements()).sum();
+    let outputs: u64 = g
+        .outputs()
+        .iter()
+        .map(|&o| g.node(o).shape.elements())
+        .sum();
+    (inputs + outputs + g.params()) * element_bytes
+}
+
+/// For each node, the index of its group in `groups` (which must cover every node).
+pub fn owners(n: usize, groups: &[NodeSet]) -> Vec<u32> {
+    let mut owner = vec![u32::MAX; n];
+    for (gi, grp) in groups.iter().enumerate() {
+        for v in grp.iter() {
+            owner[v.index()] = gi as u32;
+        }
+    }
+    owner
+}
+
+/// Whether the graph of groups given by `owner` (`groups` of them) is acyclic. O(V + E).
+pub fn groups_acyclic(g: &Graph, owner: &[u32], groups: usize) -> bool {
+    let mut indeg = vec![0u32; groups];
+    let mut succ: Vec<Vec<u32>> = vec![Vec::new(); groups];
+    for v in g.node_ids() {
+        let a = owner[v.index()];
+        for &(c, _) in g.consumers(v) {
+            let b = owner[c.index()];
+            if a != b && !succ[a as usize].contains(&b) {
+                succ[a as usize].push(b);
+                indeg[b as usize] += 1;
+            }
+        }
+    }
+    let mut ready: Vec<u32> = (0..groups as u32)
+        .filter(|&i| indeg[i as usize] == 0)
+        .collect();
+    let mut seen = 0;
+    while let Some(x) = ready.pop() {
+        seen += 1;
+        for &y in &succ[x as usize] {
+            indeg[y as usize] -= 1;
+            if indeg[y as usize] == 0 {
+                ready.push(y);
+            }
+        }
+    }
+    seen == groups
+}

@@ -1,0 +1,178 @@
+//! The [`SearchStrategy`] trait, its budget, and what a run returns.
+
+use crate::error::{Result, SearchError};
+use crate::problem::{Problem, Score};
+use fuselage_ir::Plan;
+use serde::{Deserialize, Serialize};
+
+/// How many plan evaluations a run may make, and an optional progress callback.
+pub struct Budget<'p> {
+    evaluations: u64,
+    progress: Option<&'p (dyn Fn(u64, u64) + Sync)>,
+}
+
+impl<'p> Budget<'p> {
+    /// A budget of `evaluations` plan evaluations.
+    ///
+    /// # Errors
+    /// [`SearchError::ZeroBudget`] for 0.
+    pub fn new(evaluations: u64) -> Result<Self> {
+        if evaluations == 0 {
+            return Err(SearchError::ZeroBudget);
+        }
+        Ok(Budget {
+            evaluations,
+            progress: None,
+        })
+    }
+
+    /// Calls `f(done, total)` after every evaluation (a progress bar, say).
+    pub fn with_progress(mut self, f: &'p (dyn Fn(u64, u64) + Sync)) -> Self {
+        self.progress = Some(f);
+        self
+    }
+
+    /// The number of evaluations allowed.
+    pub fn evaluations(&self) -> u64 {
+        self.evaluations
+    }
+
+    pub(crate) fn report(&self, done: u64) {
+        if let Some(f) = self.progress {
+            f(done, self.evaluations);
+        }
+    }
+}
+
+/// Why a run stopped.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StopReason {
+    /// It used its whole budget.
+    Budget,
+    /// It finished its own work first (the exact optimiser).
+    Exhausted,
+}
+
+/// What a run found.
+#[derive(Clone, Debug)]
+pub struct SearchResult {
+    /// The best plan (least total DRAM).
+    pub plan: Plan,
+    /// Its score.
+    pub score: Score,
+    /// Plans evaluated.
+    pub evaluations: u64,
+    /// Best total DRAM after each evaluation.
+    pub history: Vec<u64>,
+    /// Why the run stopped.
+    pub stop: StopReason,
+    /// The non-dominated (DRAM, MBU) front, for multi-objective strategies; empty otherwise.
+    pub front: Vec<Score>,
+}
+
+/// Tracks the best plan and the history while a strategy evaluates plans.
+pub(crate) struct Tracker<'b, 'p> {
+    budget: &'b Budget<'p>,
+    pub(crate) best: Option<(Plan, Score)>,
+    pub(crate) history: Vec<u64>,
+}
+
+impl<'b, 'p> Tracker<'b, 'p> {
+    pub(crate) fn new(budget: &'b Budget<'p>) -> Self {
+        Tracker {
+            budget,
+            best: None,
+            history: Vec::with_capacity(budget.evaluations() as usize),
+        }
+    }
+
+    pub(crate) fn done(&self) -> bool {
+        self.history.len() as u64 >= self.budget.evaluations()
+    }
+
+    /// Records one evaluated plan.
+    pub(crate) fn record(&mut self, plan: &Plan, score: Score) {
+        let better = self
+            .best
+            .as_ref()
+            .is_none_or(|(_, s)| score.dram_bytes < s.dram_bytes);
+        if better {
+            self.best = Some((plan.clone(), score));
+        }
+        let best = self
+            .best
+            .as_ref()
+            .map_or(score.dram_bytes, |(_, s)| s.dram_bytes);
+        self.history.push(best);
+        self.budget.report(self.history.len() as u64);
+    }
+
+    pub(crate) fn finish(self, stop: StopReason, front: Vec<Score>) -> SearchResult {
+        let evaluations = self.history.len() as u64;
+        let (plan, score) = self.best.unwrap_or_else(|| {
+            let none = Score {
+                dram_bytes: u64::MAX,
+                fusable_dram_bytes: u64::MAX,
+                max_buffer_bytes: 0,
+                groups: 0,
+            };
+            (Plan::default(), none)
+        });
+        SearchResult {
+            plan,
+            score,
+            evaluations,
+            history: self.history,
+            stop,
+            front,
+        }
+    }
+}
+
+/// A search for a fusion plan.
+///
+/// Contract: every plan a strategy returns is a partition of the graph into weakly connected
+/// groups with an acyclic graph of groups, each group valid or an unfusable singleton; invalid
+/// groups it meets are repaired through the problem's splitter ([`Problem::repair`]); all
+/// randomness flows from `seed`, so the same seed gives the same plan.
+///
+/// Required: [`name`](SearchStrategy::name) and [`run`](SearchStrategy::run).
+///
+/// # Example: a strategy downstream
+/// ```
+/// use fuselage_cost::{Cached, CostConfig, Lbdf};
+/// use fuselage_ir::Plan;
+/// use fuselage_search::{Budget, Problem, Result, SearchResult, SearchStrategy, StopReason};
+/// use fuselage_split::RandomSplitter;
+///
+/// /// Evaluates the layer-by-layer plan and stops.
+/// struct LayerByLayer;
+///
+/// impl SearchStrategy for LayerByLayer {
+///     fn name(&self) -> &str { "layer-by-layer" }
+///     fn run(&self, p: &Problem<'_>, _budget: &Budget<'_>, _seed: u64) -> Result<SearchResult> {
+///         let plan = Plan::singletons(p.graph());
+///         let score = p.score(&plan)?;
+///         Ok(SearchResult { plan, score, evaluations: 1, history: vec![score.dram_bytes],
+///                           stop: StopReason::Exhausted, front: vec![] })
+///     }
+/// }
+/// let g = fuselage_zoo::build("resnet18").unwrap();
+/// let model = Cached::new(Lbdf::new(CostConfig::kib(256)?));
+/// let splitter = RandomSplitter::new(&model);
+/// let problem = Problem::new(&g, &model, &splitter)?;
+/// let r = LayerByLayer.run(&problem, &Budget::new(1)?, 0)?;
+/// assert_eq!(r.plan.len(), g.len());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub trait SearchStrategy {
+    /// The strategy's name (`random`, `local`, `nsga2`, `optimal`).
+    fn name(&self) -> &str;
+
+    /// Searches `problem` within `budget`, drawing randomness from `seed`.
+    ///
+    /// # Errors
+    /// When the cost model or the splitter fails.
+    fn run(&self, problem: &Problem<'_>, budget: &Budget<'_>, seed: u64) -> Result<SearchResult>;
+}

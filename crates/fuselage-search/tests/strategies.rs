@@ -1,0 +1,87 @@
+//! Every strategy returns a valid plan, deterministically, never below the lower bound and never
+//! better than the exact optimiser.
+
+use fuselage_cost::{Brr, Cached, CostConfig, CostModel, Lbdf, evaluate_plan};
+use fuselage_ir::Graph;
+use fuselage_search::{Budget, Optimal, Problem, SearchStrategy, lower_bound, strategy_by_name};
+use fuselage_split::RandomSplitter;
+
+fn check(g: &Graph, model: &dyn CostModel, budget: u64) -> Vec<(String, u64)> {
+    let cached = Cached::new(model);
+    let splitter = RandomSplitter::new(&cached);
+    let p = Problem::new(g, &cached, &splitter).unwrap();
+    let lb = p.lower_bound();
+    assert_eq!(lb, lower_bound(g, 1));
+    let mut out = Vec::new();
+    let optimal = Optimal::default()
+        .run(&p, &Budget::new(1).unwrap(), 0)
+        .unwrap();
+    let file_order: Vec<_> = g.node_ids().collect();
+    let (_, file_dp, _) = Optimal::default().best_for_order(&p, &file_order).unwrap();
+    assert!(
+        optimal.score.dram_bytes <= file_dp,
+        "{}: optimal above the file-order DP",
+        g.name()
+    );
+    for name in ["random", "local", "nsga2", "optimal"] {
+        let s = strategy_by_name(name).unwrap();
+        let r = s.run(&p, &Budget::new(budget).unwrap(), 7).unwrap();
+        g.check_plan(&r.plan).unwrap();
+        let report = evaluate_plan(model, g, &r.plan).unwrap();
+        assert!(
+            report.is_valid(),
+            "{name} on {}: {:?}",
+            g.name(),
+            report.problems
+        );
+        assert_eq!(report.dram_bytes, r.score.dram_bytes);
+        assert!(r.score.dram_bytes >= lb, "{name} below the lower bound");
+        assert!(
+            optimal.score.dram_bytes <= r.score.dram_bytes,
+            "{name} beat optimal on {}",
+            g.name()
+        );
+        if name != "optimal" {
+            assert_eq!(r.evaluations, budget);
+            assert_eq!(r.history.len() as u64, budget);
+            assert!(r.history.windows(2).all(|w| w[0] >= w[1]));
+        }
+        let again = s.run(&p, &Budget::new(budget).unwrap(), 7).unwrap();
+        assert_eq!(again.plan, r.plan, "{name}: same seed, same plan");
+        out.push((name.to_string(), r.score.dram_bytes));
+    }
+    eprintln!("{} {}: lb {lb} {:?}", g.name(), model.name(), out);
+    out
+}
+
+#[test]
+fn strategies_on_four_networks() {
+    for name in [
+        "resnet18",
+        "squeezenet1_1",
+        "mobilenet_v2",
+        "efficientnet_b0",
+    ] {
+        let g = fuselage_zoo::build(name).unwrap();
+        for kib in [128, 2048] {
+            let cfg = CostConfig::kib(kib).unwrap();
+            check(&g, &Lbdf::new(cfg), 150);
+            check(&g, &Brr::new(cfg), 150);
+        }
+    }
+}
+
+#[test]
+fn zero_budget_and_unknown_strategy_are_errors() {
+    assert_eq!(
+        Budget::new(0).err().unwrap().to_string(),
+        "the budget must allow at least one plan evaluation (budget 0 given)"
+    );
+    assert!(
+        strategy_by_name("annealing")
+            .err()
+            .unwrap()
+            .to_string()
+            .contains("valid: random, local, nsga2, optimal")
+    );
+}

@@ -1,0 +1,28 @@
+//! # fuselage-split
+//!
+//! A search proposes fusion groups; many are too big for the buffer. A [`Splitter`] turns such
+//! an invalid group into valid groups, keeping the plan acyclic.
+//!
+//! - [`Splitter`]: the trait (an invalid group in, valid groups out, or a reason it cannot).
+//! - [`RandomSplitter`]: the paper's baseline, random cuts along a topological order,
+//!   recursively, until every part is valid, ignoring DRAM.
+//! - [`cut`]: the cut primitives every splitter and search mutation shares.
+//!
+//! ## Why a topological cut keeps the plan acyclic
+//!
+//! A group of an acyclic plan has no path that leaves it and comes back (that would be a cycle
+//! of groups). Cutting it into a *head* (a prefix of a topological order of its nodes) and a
+//! *tail* leaves only head→tail edges inside it, and any outside path between the two parts runs
+//! head→outside→tail as well, never back. Splitting each part into its weakly connected
+//! components adds no edge at all. So every split made of topological cuts keeps the plan
+//! acyclic, and each part is a connected group.
+#![warn(missing_docs)]
+
+pub mod cut;
+mod error;
+mod random;
+mod splitter;
+
+pub use error::{Result, SplitError};
+pub use random::RandomSplitter;
+pub use splitter::{Split, SplitStats, Splitter};

@@ -1,0 +1,135 @@
+//! [`RandomSplitter`]: the paper's baseline.
+
+use crate::cut::random_cut;
+use crate::error::Result;
+use crate::splitter::{Split, SplitStats, Splitter};
+use fuselage_cost::CostModel;
+use fuselage_ir::{Graph, NodeSet};
+use rand_chacha::ChaCha8Rng;
+use std::sync::Mutex;
+use std::time::Instant;
+
+/// Random cuts, recursively, until every part is valid: the baseline of Mills et al., which
+/// ignores DRAM entirely.
+///
+/// A part is done when the cost model finds it valid, or when it is a single node (valid, or
+/// unfusable and kept alone). Otherwise it is cut at a random point of a random topological
+/// order and each connected piece is split again. Terminates: every cut makes parts smaller.
+///
+/// Complexity: O(n) cuts for a group of n nodes, each O(n + e) plus one cost-model call per
+/// part (wrap the model in [`Cached`](fuselage_cost::Cached) to share answers with the search).
+///
+/// # Example
+/// ```
+/// use fuselage_cost::{CostConfig, CostModel, Lbdf};
+/// use fuselage_ir::NodeSet;
+/// use fuselage_split::{RandomSplitter, Splitter};
+/// use rand::SeedableRng;
+/// let g = fuselage_zoo::build("resnet18").unwrap();
+/// let lbdf = Lbdf::new(CostConfig::kib(256)?);
+/// let splitter = RandomSplitter::new(&lbdf);
+/// let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(1);
+/// let split = splitter.split(&g, &NodeSet::full(g.len()), &mut rng)?;
+/// for part in &split.groups {
+///     let c = lbdf.evaluate(&g, part)?;
+///     assert!(c.valid || (c.unfusable && part.len() == 1));
+/// }
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug)]
+pub struct RandomSplitter<C> {
+    model: C,
+    stats: Mutex<SplitStats>,
+}
+
+impl<C: CostModel> RandomSplitter<C> {
+    /// A random splitter judging validity with `model`.
+    pub fn new(model: C) -> Self {
+        RandomSplitter {
+            model,
+            stats: Mutex::new(SplitStats::default()),
+        }
+    }
+
+    /// The cost model.
+    pub fn model(&self) -> &C {
+        &self.model
+    }
+
+    fn split_into(
+        &self,
+        g: &Graph,
+        group: NodeSet,
+        rng: &mut ChaCha8Rng,
+        out: &mut Vec<NodeSet>,
+    ) -> Result<()> {
+        let mut stack = vec![group];
+        while let Some(part) = stack.pop() {
+            if part.len() == 1 || self.model.is_valid(g, &part)? {
+                out.push(part);
+                continue;
+            }
+            let mut pieces = random_cut(g, &part, rng);
+            pieces.reverse();
+            stack.extend(pieces);
+        }
+        Ok(())
+    }
+}
+
+impl<C: CostModel> Splitter for RandomSplitter<C> {
+    fn name(&self) -> &str {
+        "random"
+    }
+
+    fn split(&self, g: &Graph, group: &NodeSet, rng: &mut ChaCha8Rng) -> Result<Split> {
+        g.check_group(group, 0)?;
+        let start = Instant::now();
+        let mut groups = Vec::new();
+        let invalid = !(group.len() == 1 || self.model.is_valid(g, group)?);
+        self.split_into(g, group.clone(), rng, &mut groups)?;
+        if invalid {
+            let mut s = self.stats.lock().unwrap_or_else(|e| e.into_inner());
+            s.invalid_groups += 1;
+            s.seconds += start.elapsed().as_secs_f64();
+        }
+        Ok(Split {
+            groups,
+            fell_back: false,
+        })
+    }
+
+    fn stats(&self) -> Option<SplitStats> {
+        Some(*self.stats.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fuselage_cost::{CostConfig, Lbdf};
+    use rand::SeedableRng;
+
+    #[test]
+    fn random_splits_are_valid_partitions_and_seeded() {
+        let g = fuselage_zoo::build("mobilenet_v2").unwrap();
+        let lbdf = Lbdf::new(CostConfig::kib(128).unwrap());
+        let s = RandomSplitter::new(&lbdf);
+        let all = NodeSet::full(g.len());
+        let a = s
+            .split(&g, &all, &mut ChaCha8Rng::seed_from_u64(5))
+            .unwrap();
+        let b = s
+            .split(&g, &all, &mut ChaCha8Rng::seed_from_u64(5))
+            .unwrap();
+        assert_eq!(a, b);
+        g.check_plan(&fuselage_ir::Plan::new(a.groups.clone()))
+            .unwrap();
+        for p in &a.groups {
+            let c = lbdf.evaluate(&g, p).unwrap();
+            assert!(c.valid || (p.len() == 1 && c.unfusable), "{:?}", g.names(p));
+        }
+        assert_eq!(s.stats().unwrap().invalid_groups, 2);
+        assert_eq!(s.stats().unwrap().rectified, 0);
+    }
+}

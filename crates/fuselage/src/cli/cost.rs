@@ -1,0 +1,191 @@
+//! `fuselage cost MODEL --fusion F --buffer SIZE (--group NAMES | --plan FILE) [--json]`.
+
+use super::common::{CostArgs, ModelArgs, kib, mb, parse_group};
+use anyhow::{Context, bail};
+use clap::Args;
+use fuselage::cost::{CostModel, PlanFile, evaluate_plan};
+use fuselage::ir::Graph;
+use serde_json::{Map, Value, json};
+use std::path::PathBuf;
+
+/// Arguments of `fuselage cost`.
+#[derive(Debug, Args)]
+#[command(group(clap::ArgGroup::new("what").required(true).args(["group", "plan"])))]
+pub struct CostCmd {
+    #[command(flatten)]
+    model: ModelArgs,
+    #[command(flatten)]
+    cost: CostArgs,
+    /// One group: comma-separated ONNX node names, or FIRST..LAST for a node-order range.
+    #[arg(long, value_name = "NAMES")]
+    group: Option<String>,
+    /// A plan file (JSON) to re-evaluate under these settings.
+    #[arg(long, value_name = "FILE")]
+    plan: Option<PathBuf>,
+    /// Print JSON instead of a table.
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn run(a: CostCmd) -> anyhow::Result<()> {
+    let g = a.model.load()?;
+    let model = a.cost.model()?;
+    match (&a.group, &a.plan) {
+        (Some(spec), _) => group(&g, model.as_ref(), spec, a.json),
+        (None, Some(path)) => plan(&g, model.as_ref(), path, a.json),
+        (None, None) => bail!("give --group or --plan"),
+    }
+}
+
+fn group(g: &Graph, model: &dyn CostModel, spec: &str, json: bool) -> anyhow::Result<()> {
+    let set = parse_group(g, spec)?;
+    g.check_group(&set, 0)?;
+    let c = model.evaluate(g, &set)?;
+    let tensors = model.breakdown(g, &set)?.unwrap_or_default();
+    if json {
+        let mut out = Map::new();
+        out.insert("model".into(), json!(g.name()));
+        out.insert("cost_model".into(), json!(model.name()));
+        out.insert(
+            "buffer_limit_bytes".into(),
+            json!(model.config().buffer_bytes()),
+        );
+        out.insert(
+            "element_bytes".into(),
+            json!(model.config().element_bytes()),
+        );
+        out.insert("nodes".into(), json!(g.names(&set)));
+        out.insert("buffer_bytes".into(), json!(c.buffer_bytes));
+        out.insert("dram_bytes".into(), json!(c.dram_bytes));
+        out.insert("weight_bytes".into(), json!(c.weight_bytes));
+        out.insert("input_bytes".into(), json!(c.input_bytes));
+        out.insert("output_bytes".into(), json!(c.output_bytes));
+        out.insert("valid".into(), json!(c.valid));
+        out.insert("unfusable".into(), json!(c.unfusable));
+        let rows: Map<String, Value> = tensors
+            .iter()
+            .map(|t| (t.tensor.clone(), json!(t.resident_rows)))
+            .collect();
+        out.insert("resident_rows".into(), Value::Object(rows));
+        if let Some(t) = c.tiling {
+            out.insert("min_footprint_bytes".into(), json!(t.min_footprint_bytes));
+            out.insert("tile_rows".into(), json!(t.tile_rows));
+            out.insert("tiles".into(), json!(t.tiles));
+            out.insert("weights_resident".into(), json!(t.weights_resident));
+        }
+        out.insert("tensors".into(), serde_json::to_value(&tensors)?);
+        outln!("{}", serde_json::to_string_pretty(&Value::Object(out))?)?;
+        return Ok(());
+    }
+    outln!(
+        "{} group of {} nodes under {} at β = {} bytes ({:.1} KiB), b = {}",
+        g.name(),
+        set.len(),
+        model.name(),
+        model.config().buffer_bytes(),
+        kib(model.config().buffer_bytes()),
+        model.config().element_bytes()
+    )?;
+    outln!(
+        "{:<60} {:>8} {:>6} {:>6} {:>10} {:>10}",
+        "tensor",
+        "kind",
+        "rows",
+        "of",
+        "row bytes",
+        "bytes"
+    )?;
+    for t in &tensors {
+        outln!(
+            "{:<60} {:>8} {:>6} {:>6} {:>10} {:>10}",
+            t.tensor,
+            format!("{:?}", t.kind).to_lowercase(),
+            t.resident_rows,
+            t.rows,
+            t.row_bytes,
+            t.bytes
+        )?;
+    }
+    outln!("weights           {:>12} bytes", c.weight_bytes)?;
+    outln!(
+        "buffer (F_β)      {:>12} bytes ({:.1} KiB)",
+        c.buffer_bytes,
+        kib(c.buffer_bytes)
+    )?;
+    if let Some(t) = c.tiling {
+        outln!(
+            "F(1)              {:>12} bytes; tile of {} rows, {} tiles, weights {}",
+            t.min_footprint_bytes,
+            t.tile_rows,
+            t.tiles,
+            if t.weights_resident {
+                "resident"
+            } else {
+                "streamed"
+            }
+        )?;
+    }
+    outln!(
+        "DRAM (F_D)        {:>12} bytes ({:.3} MB)",
+        c.dram_bytes,
+        mb(c.dram_bytes)
+    )?;
+    outln!(
+        "valid             {}{}",
+        c.valid,
+        if c.unfusable { " (unfusable node)" } else { "" }
+    )?;
+    Ok(())
+}
+
+fn plan(g: &Graph, model: &dyn CostModel, path: &PathBuf, json: bool) -> anyhow::Result<()> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    let file = PlanFile::from_json(&text).with_context(|| format!("{}", path.display()))?;
+    if file.model != g.name() {
+        eprintln!(
+            "warning: {} was written for `{}`, evaluating it against `{}`",
+            path.display(),
+            file.model,
+            g.name()
+        );
+    }
+    let p = file
+        .to_plan(g)
+        .with_context(|| format!("{}", path.display()))?;
+    let report = evaluate_plan(model, g, &p).with_context(|| format!("{}", path.display()))?;
+    let fresh = PlanFile::from_report(model, g, &p, &report);
+    if json {
+        let mut v = serde_json::to_value(&fresh)?;
+        if let Value::Object(m) = &mut v {
+            m.insert("group_count".into(), json!(report.group_count));
+            m.insert("unfusable_count".into(), json!(report.unfusable_count));
+            m.insert("problems".into(), serde_json::to_value(&report.problems)?);
+        }
+        outln!("{}", serde_json::to_string_pretty(&v)?)?;
+    } else {
+        outln!(
+            "{}: {} groups ({} unfusable) under {} at β = {:.1} KiB",
+            g.name(),
+            report.group_count,
+            report.unfusable_count,
+            model.name(),
+            kib(model.config().buffer_bytes())
+        )?;
+        outln!("total DRAM    {:>10.3} MB", mb(report.dram_bytes))?;
+        outln!("fusable DRAM  {:>10.3} MB", mb(report.fusable_dram_bytes))?;
+        outln!("MBU           {:>10.1} KiB", kib(report.max_buffer_bytes))?;
+        for pr in &report.problems {
+            outln!("problem: {pr}")?;
+        }
+    }
+    if !report.problems.is_empty() {
+        bail!(
+            "{}: {} group(s) do not fit the buffer; the first: {}",
+            path.display(),
+            report.problems.len(),
+            report.problems[0]
+        );
+    }
+    Ok(())
+}

@@ -1,0 +1,314 @@
+//! `fuselage cost` and `fuselage optimize` end to end: the contract's canonical numbers, plans
+//! that re-evaluate cleanly, determinism, and bad input.
+
+use serde_json::Value;
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn fuselage(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_fuselage"))
+        .args(args)
+        .output()
+        .expect("the binary runs")
+}
+
+fn ok_json(args: &[&str]) -> Value {
+    let out = fuselage(args);
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+fn fails(args: &[&str]) -> String {
+    let out = fuselage(args);
+    assert_eq!(out.status.code(), Some(1), "{args:?} should exit 1");
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(!err.contains("panicked"), "{err}");
+    err
+}
+
+fn tmp(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("fuselage-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join(name)
+}
+
+/// The model argument for a canonical case: the shared ONNX export when present (the
+/// contract's wording), the identical zoo network otherwise.
+fn model(name: &str) -> String {
+    match fuselage::onnx::reference_models_dir() {
+        Some(d) if d.join(format!("{name}.onnx")).exists() => {
+            d.join(format!("{name}.onnx")).display().to_string()
+        }
+        _ => name.to_string(),
+    }
+}
+
+#[test]
+fn canonical_cases_through_the_program() {
+    let cases = [
+        (
+            "vgg16",
+            "/features/features.0/Conv../features/features.4/MaxPool",
+            148_256,
+            992_064,
+            183_232,
+        ),
+        (
+            "resnet18",
+            "/layer1/layer1.0/conv1/Conv../layer1/layer1.0/relu_1/Relu",
+            109_696,
+            475_264,
+            50_176,
+        ),
+        (
+            "squeezenet1_1",
+            "/features/features.3/squeeze/Conv../features/features.3/Concat",
+            39_568,
+            592_208,
+            36_960,
+        ),
+        (
+            "efficientnet_b0",
+            "/features/features.1/features.1.0/block/block.0/block.0.0/Conv../features/features.1/features.1.0/block/block.2/block.2.0/Conv",
+            426_224,
+            603_512,
+            1_611_128,
+        ),
+    ];
+    for (net, group, f_beta, f_d, f1) in cases {
+        let m = model(net);
+        let lbdf = ok_json(&[
+            "cost", &m, "--fusion", "lbdf", "--buffer", "2MiB", "--group", group, "--json",
+        ]);
+        assert_eq!(lbdf["buffer_bytes"], f_beta, "{net}");
+        assert_eq!(lbdf["dram_bytes"], f_d, "{net}");
+        assert_eq!(lbdf["valid"], true);
+        assert!(
+            lbdf["resident_rows"].as_object().unwrap().len()
+                >= lbdf["nodes"].as_array().unwrap().len()
+        );
+        let brr = ok_json(&[
+            "cost", &m, "--fusion", "brr", "--buffer", "2MiB", "--group", group, "--json",
+        ]);
+        assert_eq!(brr["min_footprint_bytes"], f1, "{net}");
+        assert!(brr["tiles"].as_u64().unwrap() >= 1);
+    }
+    // The VGG hand check: resident rows 3, 1, 3, 1, 2 and 1 staging row.
+    let v = ok_json(&[
+        "cost", "vgg16", "--fusion", "lbdf", "--buffer", "256KiB", "--group", cases[0].1, "--json",
+    ]);
+    let rows = &v["resident_rows"];
+    assert_eq!(rows["input"], 3);
+    assert_eq!(rows["/features/features.0/Conv"], 1);
+    assert_eq!(rows["/features/features.1/Relu"], 3);
+    assert_eq!(rows["/features/features.2/Conv"], 1);
+    assert_eq!(rows["/features/features.3/Relu"], 2);
+    assert_eq!(rows["/features/features.4/MaxPool"], 1);
+    // Strict validity: β equal to F_β is too small.
+    let v = ok_json(&[
+        "cost", "vgg16", "--fusion", "lbdf", "--buffer", "148256", "--group", cases[0].1, "--json",
+    ]);
+    assert_eq!(v["valid"], false);
+}
+
+#[test]
+fn optimize_writes_a_plan_that_re_evaluates_cleanly_and_deterministically() {
+    let (a, b) = (tmp("a.json"), tmp("b.json"));
+    for (search, budget) in [
+        ("nsga2", "300"),
+        ("local", "300"),
+        ("random", "100"),
+        ("optimal", "1"),
+    ] {
+        for out in [&a, &b] {
+            let o = fuselage(&[
+                "optimize",
+                "mobilenet_v2",
+                "--fusion",
+                "lbdf",
+                "--buffer",
+                "128KiB",
+                "--search",
+                search,
+                "--budget",
+                budget,
+                "--seed",
+                "3",
+                "--out",
+                out.to_str().unwrap(),
+                "--quiet",
+            ]);
+            assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+            let table = String::from_utf8_lossy(&o.stdout);
+            assert!(
+                table.contains("total DRAM (MB)") && table.contains("gap to optimal"),
+                "{table}"
+            );
+        }
+        let strip = |p: &PathBuf| {
+            let mut v: Value = serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap();
+            v.as_object_mut().unwrap().remove("seconds");
+            v
+        };
+        let (va, vb) = (strip(&a), strip(&b));
+        assert_eq!(va, vb, "{search}: same seed, same plan file");
+        assert_eq!(va["search"], search);
+        assert!(va["dram_bytes"].as_u64().unwrap() >= va["lower_bound_bytes"].as_u64().unwrap());
+        assert!(va["dram_bytes"].as_u64().unwrap() >= va["optimal_dram_bytes"].as_u64().unwrap());
+        let again = ok_json(&[
+            "cost",
+            "mobilenet_v2",
+            "--fusion",
+            "lbdf",
+            "--buffer",
+            "128KiB",
+            "--plan",
+            a.to_str().unwrap(),
+            "--json",
+        ]);
+        assert_eq!(again["problems"], Value::Array(vec![]));
+        assert_eq!(again["dram_bytes"], va["dram_bytes"]);
+    }
+}
+
+#[test]
+fn bad_input_is_a_clear_error() {
+    let g = "/layer1/layer1.0/conv1/Conv,/layer1/layer1.0/relu/Relu";
+    let err = fails(&[
+        "cost", "resnet18", "--fusion", "lbdf", "--buffer", "0", "--group", g,
+    ]);
+    assert!(err.contains("β = 0"), "{err}");
+    let err = fails(&[
+        "cost", "resnet18", "--fusion", "lbdf", "--buffer", "lots", "--group", g,
+    ]);
+    assert!(err.contains("`lots` is not a size"), "{err}");
+    let err = fails(&[
+        "cost",
+        "resnet18",
+        "--fusion",
+        "lbdf",
+        "--buffer",
+        "1MiB",
+        "--group",
+        "/layer1/nope/Conv",
+    ]);
+    assert!(err.contains("unknown node `/layer1/nope/Conv`"), "{err}");
+    let err = fails(&[
+        "cost",
+        "resnet18",
+        "--fusion",
+        "lbdf",
+        "--buffer",
+        "1MiB",
+        "--group",
+        "/conv1/Conv,/layer1/layer1.0/Add",
+    ]);
+    assert!(err.contains("is not connected"), "{err}");
+    // A plan that is not a partition, and a cyclic one.
+    let plan = |groups: &[&[&str]]| {
+        let v = serde_json::json!({
+            "model": "resnet18", "cost_model": "lbdf", "buffer_bytes": 1048576, "element_bytes": 1,
+            "groups": groups.iter().map(|n| serde_json::json!({"nodes": n, "buffer_bytes": 0, "dram_bytes": 0, "valid": true, "unfusable": false})).collect::<Vec<_>>(),
+            "dram_bytes": 0, "fusable_dram_bytes": 0, "max_buffer_bytes": 0
+        });
+        let p = tmp(&format!("plan-{}.json", groups.len()));
+        std::fs::write(&p, v.to_string()).unwrap();
+        p
+    };
+    let partial = plan(&[&["/conv1/Conv"]]);
+    let err = fails(&[
+        "cost",
+        "resnet18",
+        "--fusion",
+        "lbdf",
+        "--buffer",
+        "1MiB",
+        "--plan",
+        partial.to_str().unwrap(),
+    ]);
+    assert!(err.contains("in no group"), "{err}");
+    let names: Vec<String> = {
+        let v = ok_json(&["inspect", "resnet18", "--json"]);
+        assert_eq!(v["nodes"], 49);
+        let g = fuselage::zoo::build("resnet18").unwrap();
+        g.node_ids().map(|i| g.node(i).name.clone()).collect()
+    };
+    // {maxpool, Add} and {conv1, relu, conv2}: maxpool -> conv1 -> ... -> conv2 -> Add: a cycle.
+    let skip: Vec<&str> = vec!["/maxpool/MaxPool", "/layer1/layer1.0/Add"];
+    let inner: Vec<&str> = vec![
+        "/layer1/layer1.0/conv1/Conv",
+        "/layer1/layer1.0/relu/Relu",
+        "/layer1/layer1.0/conv2/Conv",
+    ];
+    let mut groups: Vec<Vec<&str>> = vec![skip.clone(), inner.clone()];
+    for n in &names {
+        if !skip.contains(&n.as_str()) && !inner.contains(&n.as_str()) {
+            groups.push(vec![n.as_str()]);
+        }
+    }
+    let refs: Vec<&[&str]> = groups.iter().map(|v| v.as_slice()).collect();
+    let cyclic = plan(&refs);
+    let err = fails(&[
+        "cost",
+        "resnet18",
+        "--fusion",
+        "lbdf",
+        "--buffer",
+        "1MiB",
+        "--plan",
+        cyclic.to_str().unwrap(),
+    ]);
+    assert!(
+        err.contains("form a cycle: group 0 -> group 1 -> group 0"),
+        "{err}"
+    );
+    let err = fails(&[
+        "optimize",
+        "resnet18",
+        "--fusion",
+        "lbdf",
+        "--buffer",
+        "1MiB",
+        "--search",
+        "annealing",
+        "--budget",
+        "5",
+        "--out",
+        "/dev/null",
+    ]);
+    assert!(err.contains("annealing"), "{err}");
+    let err = fails(&[
+        "optimize",
+        "resnet18",
+        "--fusion",
+        "lbdf",
+        "--buffer",
+        "1MiB",
+        "--search",
+        "local",
+        "--budget",
+        "0",
+        "--out",
+        "/dev/null",
+    ]);
+    assert!(err.contains("budget 0"), "{err}");
+    let err = fails(&[
+        "optimize",
+        "resnet18",
+        "--fusion",
+        "brr",
+        "--buffer",
+        "64",
+        "--search",
+        "local",
+        "--budget",
+        "5",
+        "--out",
+        "/dev/null",
+    ]);
+    assert!(err.contains("smaller than every single op"), "{err}");
+}
