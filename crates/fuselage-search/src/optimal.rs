@@ -14,27 +14,42 @@
 //!           provided every component is valid or an unfusable singleton
 //! ```
 //!
-//! `Optimal` returns the best plan over the union of these families for a set of candidate
-//! orders:
+//! `Optimal` returns the best plan over the union of two families.
+//!
+//! **1. Every plan whose groups have at most `max_group` nodes (default 64).** Take the groups of
+//! any valid plan in a topological order of its graph of groups: the nodes covered so far always
+//! form a *down-set* (a set closed under predecessors). So the programme's states are the
+//! down-sets reached so far, and a step adds any extension `E` of at most `max_group` nodes that
+//! keeps a down-set, its components becoming groups (each valid or an unfusable singleton):
+//!
+//! ```text
+//! best[∅] = 0
+//! best[D ∪ E] = min over D, E of best[D] + Σ F_D(c) over the components c of E
+//! ```
+//!
+//! This is exact over that whole family; CNNs are narrow (a residual block has two branches, an
+//! ASPP head five), so the down-sets within `max_group` nodes of a state stay few.
+//!
+//! **2. Larger groups, along candidate orders.** For one topological order π, the best plan whose
+//! groups are the components of consecutive segments of π (at most `max_segment` nodes, default
+//! 160) comes from the prefix programme above, run over:
 //! - the graph's own node order (the ONNX file's order for an import);
 //! - two depth-first orders (Kahn's algorithm with a stack, consumers pushed in order and in
-//!   reverse), which finish one branch before starting the next, so that a residual block, an
-//!   SE block or a fire module stays contiguous;
+//!   reverse), which finish one branch before starting the next;
 //! - `random_orders` random topological orders from the seed;
-//! - any orders given with [`Optimal::with_orders`] (for instance
-//!   [`order_of_plan`] of a search's result: the DP then never loses to that search).
+//! - any orders given with [`Optimal::with_orders`] (for instance [`order_of_plan`] of a plan).
 //!
-//! A segment starting at `π[i]` is extended while it is shorter than `max_segment` and has not
-//! been inadmissible for `patience` consecutive lengths; so, exactly: the result is optimal over
-//! all plans whose groups are the components of consecutive segments of a candidate order, each
-//! segment at most `max_segment` long and reached from its start without `patience`
-//! consecutive inadmissible prefixes.
+//! A segment starting at `π[i]` is extended while it is at most `max_segment` long and has not
+//! been inadmissible for `patience` consecutive lengths.
 //!
-//! Complexity: O(orders · n · max_segment) cost-model calls (cached), each segment's components
-//! found in O(max_segment · degree).
+//! So, exactly: no plan whose groups all have at most `max_group` nodes, and no plan contiguous
+//! in a candidate order within the segment limits above, moves less DRAM than the result.
+//!
+//! Complexity: family 1 costs O(states · extensions) cost-model calls, family 2
+//! O(orders · n · max_segment); both go through the problem's (cached) model.
 
 use crate::error::Result;
-use crate::problem::{Problem, Score};
+use crate::problem::Problem;
 use crate::strategy::{Budget, SearchResult, SearchStrategy, StopReason};
 use fuselage_ir::sample::{components, random_topological_order};
 use fuselage_ir::{Graph, NodeId, NodeSet, Plan};
@@ -44,7 +59,9 @@ use rand_chacha::ChaCha8Rng;
 /// The exact optimiser over contiguous plans (see the module docs for the family).
 #[derive(Clone, Debug)]
 pub struct Optimal {
-    /// Longest segment considered (default 160).
+    /// Largest group of the exact down-set programme (default 64).
+    pub max_group: usize,
+    /// Longest segment of the order programmes (default 160).
     pub max_segment: usize,
     /// Consecutive inadmissible segment lengths after which a start gives up (default 48).
     pub patience: usize,
@@ -56,6 +73,7 @@ pub struct Optimal {
 impl Default for Optimal {
     fn default() -> Self {
         Optimal {
+            max_group: 64,
             max_segment: 160,
             patience: 48,
             random_orders: 4,
@@ -204,6 +222,88 @@ impl Optimal {
     }
 }
 
+impl Optimal {
+    /// The exact best plan over all plans whose groups have at most `max_group` nodes (family 1
+    /// of the module docs): a dynamic programme whose states are down-sets. Returns the plan,
+    /// its DRAM and the number of extensions costed.
+    ///
+    /// # Errors
+    /// When the cost model fails.
+    pub fn best_over_downsets(&self, p: &Problem<'_>) -> Result<(Plan, u64, u64)> {
+        use std::collections::{BTreeMap, HashMap, HashSet};
+        let g = p.graph();
+        let n = g.len();
+        let preds: Vec<Vec<NodeId>> = g
+            .node_ids()
+            .map(|v| g.node(v).inputs.iter().filter_map(|s| s.node()).collect())
+            .collect();
+        // best[D] = (cost of covering D, the down-set D came from).
+        let mut best: HashMap<NodeSet, (u64, NodeSet)> = HashMap::new();
+        let empty = NodeSet::new(n);
+        best.insert(empty.clone(), (0, empty.clone()));
+        let mut by_size: BTreeMap<usize, Vec<NodeSet>> = BTreeMap::new();
+        by_size.entry(0).or_default().push(empty);
+        let mut costed = 0u64;
+        let full = NodeSet::full(n);
+        while let Some((&size, _)) = by_size.iter().next() {
+            let layer = by_size.remove(&size).unwrap_or_default();
+            for d in layer {
+                let base = best[&d].0;
+                // Every down-set extension E of D with |E| <= max_segment, depth first.
+                let mut seen: HashSet<NodeSet> = HashSet::new();
+                let mut stack = vec![NodeSet::new(n)];
+                while let Some(e) = stack.pop() {
+                    if !e.is_empty() {
+                        costed += 1;
+                        if let Some(c) = segment_cost(p, &e)? {
+                            let next = d.union(&e);
+                            let total = base + c;
+                            let entry = best.entry(next.clone());
+                            match entry {
+                                std::collections::hash_map::Entry::Occupied(mut o) => {
+                                    if total < o.get().0 {
+                                        o.insert((total, d.clone()));
+                                    }
+                                }
+                                std::collections::hash_map::Entry::Vacant(v) => {
+                                    v.insert((total, d.clone()));
+                                    by_size.entry(next.len()).or_default().push(next);
+                                }
+                            }
+                        }
+                    }
+                    if e.len() >= self.max_group.max(1) {
+                        continue;
+                    }
+                    let done = d.union(&e);
+                    for v in full.difference(&done).iter() {
+                        if preds[v.index()].iter().all(|u| done.contains(*u)) {
+                            let mut bigger = e.clone();
+                            bigger.insert(v);
+                            if seen.insert(bigger.clone()) {
+                                stack.push(bigger);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        let (cost, _) = best
+            .get(&NodeSet::full(n))
+            .cloned()
+            .unwrap_or((u64::MAX, NodeSet::new(n)));
+        let mut groups = Vec::new();
+        let mut cur = NodeSet::full(n);
+        while !cur.is_empty() {
+            let prev = best[&cur].1.clone();
+            groups.extend(components(g, &cur.difference(&prev)));
+            cur = prev;
+        }
+        groups.reverse();
+        Ok((Plan::new(groups), cost, costed))
+    }
+}
+
 /// `Σ F_D` of the segment's components, or `None` when one is inadmissible.
 fn segment_cost(p: &Problem<'_>, segment: &NodeSet) -> Result<Option<u64>> {
     let mut total = 0;
@@ -221,40 +321,30 @@ impl SearchStrategy for Optimal {
         "optimal"
     }
 
-    /// Runs the programme over every candidate order. The budget is not consumed (the work is
-    /// fixed by the family); `evaluations` counts the segments costed, and the history holds the
-    /// best DRAM after each order.
+    /// Runs both programmes (see the module docs) and returns the better plan. The budget is
+    /// not consumed (the work is fixed by the families); `evaluations` counts the candidate
+    /// sets costed, and the history holds the best DRAM after the down-set programme and after
+    /// each order.
     fn run(&self, p: &Problem<'_>, budget: &Budget<'_>, seed: u64) -> Result<SearchResult> {
         let g = p.graph();
         let orders = self.candidate_orders(g, seed);
-        let mut best: Option<(Plan, Score)> = None;
-        let mut history = Vec::with_capacity(orders.len());
-        let mut evaluations = 0;
+        let steps = orders.len() as u64 + 1;
+        let (plan, _, mut evaluations) = self.best_over_downsets(p)?;
+        let score = p.score(&plan)?;
+        let mut best = (plan, score);
+        let mut history = vec![score.dram_bytes];
+        budget.report(budget.evaluations() / steps);
         for (k, order) in orders.iter().enumerate() {
             let (plan, _, costed) = self.best_for_order(p, order)?;
             evaluations += costed;
             let score = p.score(&plan)?;
-            if best
-                .as_ref()
-                .is_none_or(|(_, s)| score.dram_bytes < s.dram_bytes)
-            {
-                best = Some((plan, score));
+            if score.dram_bytes < best.1.dram_bytes {
+                best = (plan, score);
             }
-            history.push(best.as_ref().map_or(u64::MAX, |(_, s)| s.dram_bytes));
-            budget.report(((k + 1) as u64 * budget.evaluations()) / orders.len() as u64);
+            history.push(best.1.dram_bytes);
+            budget.report(((k as u64 + 2) * budget.evaluations()) / steps);
         }
-        let (plan, score) = best.unwrap_or_else(|| {
-            let plan = Plan::singletons(g);
-            (
-                plan,
-                Score {
-                    dram_bytes: u64::MAX,
-                    fusable_dram_bytes: u64::MAX,
-                    max_buffer_bytes: 0,
-                    groups: 0,
-                },
-            )
-        });
+        let (plan, score) = best;
         Ok(SearchResult {
             plan,
             score,

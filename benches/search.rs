@@ -1,0 +1,45 @@
+//! Search benchmarks: NSGA-II throughput on ResNet-152 with a `Cached` model, the exact
+//! optimiser on ResNet-152, and a 2,000-plan NSGA-II on EfficientNet-B3.
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use fuselage_cost::{Cached, CostConfig, Lbdf};
+use fuselage_search::{Budget, Nsga2, Optimal, Problem, SearchStrategy};
+use fuselage_split::RandomSplitter;
+use std::hint::black_box;
+
+fn searches(c: &mut Criterion) {
+    let cfg = CostConfig::kib(256).expect("256 KiB is a size");
+    let mut group = c.benchmark_group("search");
+    group.sample_size(10);
+    for (net, budget) in [("resnet152", 2000), ("efficientnet_b3", 2000)] {
+        let g = fuselage_zoo::build(net).expect("zoo network");
+        group.bench_function(format!("nsga2_{budget}_{net}_lbdf_256KiB"), |b| {
+            b.iter(|| {
+                // A fresh cache each run: the throughput includes the misses of a real run.
+                let model = Cached::new(Lbdf::new(cfg));
+                let splitter = RandomSplitter::new(&model);
+                let p = Problem::new(&g, &model, &splitter).expect("problem");
+                let budget = Budget::new(budget).expect("budget");
+                black_box(Nsga2::default().run(&p, &budget, 1).expect("runs").score)
+            })
+        });
+    }
+    let g = fuselage_zoo::build("resnet152").expect("zoo network");
+    group.bench_function("optimal_resnet152_lbdf_256KiB", |b| {
+        b.iter(|| {
+            let model = Cached::new(Lbdf::new(cfg));
+            let splitter = RandomSplitter::new(&model);
+            let p = Problem::new(&g, &model, &splitter).expect("problem");
+            black_box(
+                Optimal::default()
+                    .run(&p, &Budget::new(1).expect("budget"), 0)
+                    .expect("runs")
+                    .score,
+            )
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(benches, searches);
+criterion_main!(benches);
