@@ -22,78 +22,111 @@ pub enum Mutation {
     Split,
 }
 
-/// An edge between two different groups, neither end unfusable, chosen uniformly.
+/// An edge between two different groups, neither end unfusable, chosen uniformly (two passes:
+/// count, then walk to the drawn index, without collecting the edges).
 fn crossing_edge(p: &Problem<'_>, owner: &[u32], rng: &mut ChaCha8Rng) -> Option<(NodeId, NodeId)> {
     let g = p.graph();
-    let mut edges = Vec::new();
-    for v in g.node_ids() {
-        for &(c, _) in g.consumers(v) {
-            if owner[v.index()] != owner[c.index()]
-                && !p.unfusable().contains(v)
-                && !p.unfusable().contains(c)
-            {
-                edges.push((v, c));
-            }
-        }
-    }
-    (!edges.is_empty()).then(|| edges[rng.random_range(0..edges.len())])
+    let crossing = || {
+        g.node_ids()
+            .flat_map(move |v| g.consumers(v).iter().map(move |&(c, _)| (v, c)))
+            .filter(|&(v, c)| {
+                owner[v.index()] != owner[c.index()]
+                    && !p.unfusable().contains(v)
+                    && !p.unfusable().contains(c)
+            })
+    };
+    let count = crossing().count();
+    (count > 0)
+        .then(|| crossing().nth(rng.random_range(0..count)))
+        .flatten()
 }
 
 /// Applies one random mutation of kind `kind` to `plan`. Returns `None` when the edit is not
 /// possible or would make the plan cyclic.
 pub fn mutate(p: &Problem<'_>, plan: &Plan, kind: Mutation, rng: &mut ChaCha8Rng) -> Option<Plan> {
+    let owner = owners(p.graph().len(), &plan.groups);
+    mutate_with(p, plan, &owner, kind, rng)
+}
+
+/// [`mutate`] with the plan's owner table already computed. The edit is checked for
+/// acyclicity on a relabelled copy of the table, and the new groups are only built when it
+/// passes.
+fn mutate_with(
+    p: &Problem<'_>,
+    plan: &Plan,
+    owner: &[u32],
+    kind: Mutation,
+    rng: &mut ChaCha8Rng,
+) -> Option<Plan> {
     let g = p.graph();
-    let mut groups = plan.groups.clone();
+    let n = plan.len();
     match kind {
         Mutation::Split => {
-            let splittable: Vec<usize> =
-                (0..groups.len()).filter(|&i| groups[i].len() > 1).collect();
+            let splittable: Vec<usize> = (0..n).filter(|&i| plan.groups[i].len() > 1).collect();
             if splittable.is_empty() {
                 return None;
             }
             let i = splittable[rng.random_range(0..splittable.len())];
-            let parts = random_cut(g, &groups[i], rng);
+            let parts = random_cut(g, &plan.groups[i], rng);
+            let mut groups = plan.groups.clone();
             groups.swap_remove(i);
             groups.extend(parts);
             // A topological cut of a group keeps the plan acyclic (see fuselage-split).
-            return Some(Plan::new(groups));
+            Some(Plan::new(groups))
         }
         Mutation::Merge => {
-            let owner = owners(g.len(), &groups);
-            let (u, v) = crossing_edge(p, &owner, rng)?;
-            let (a, b) = (owner[u.index()] as usize, owner[v.index()] as usize);
+            let (u, v) = crossing_edge(p, owner, rng)?;
+            let (a, b) = (owner[u.index()], owner[v.index()]);
+            // Group b's label goes to a; b stays as an empty group, which the check ignores.
+            let relabelled: Vec<u32> = owner.iter().map(|&o| if o == b { a } else { o }).collect();
+            if !groups_acyclic(g, &relabelled, n) {
+                return None;
+            }
+            let (a, b) = (a as usize, b as usize);
+            let mut groups = plan.groups.clone();
             let merged = groups[a].union(&groups[b]);
             let (hi, lo) = (a.max(b), a.min(b));
             groups.swap_remove(hi);
             groups[lo] = merged;
+            Some(Plan::new(groups))
         }
         Mutation::Move => {
-            let owner = owners(g.len(), &groups);
-            let (u, v) = crossing_edge(p, &owner, rng)?;
+            let (u, v) = crossing_edge(p, owner, rng)?;
             // Move one end into the other's group, either way round.
             let (node, to) = if rng.random_bool(0.5) { (u, v) } else { (v, u) };
             let (from, to) = (owner[node.index()] as usize, owner[to.index()] as usize);
-            groups[to].insert(node);
-            let mut rest = groups[from].clone();
+            let mut rest = plan.groups[from].clone();
             rest.remove(node);
             let pieces = if rest.is_empty() {
                 Vec::new()
             } else {
                 components(g, &rest)
             };
+            let mut relabelled = owner.to_vec();
+            relabelled[node.index()] = to as u32;
+            for (k, piece) in pieces.iter().enumerate().skip(1) {
+                for w in piece.iter() {
+                    relabelled[w.index()] = (n + k - 1) as u32;
+                }
+            }
+            if !groups_acyclic(g, &relabelled, n + pieces.len().saturating_sub(1)) {
+                return None;
+            }
+            let mut groups = plan.groups.clone();
+            groups[to].insert(node);
             groups.swap_remove(from);
             groups.extend(pieces);
+            Some(Plan::new(groups))
         }
     }
-    let owner = owners(g.len(), &groups);
-    groups_acyclic(g, &owner, groups.len()).then(|| Plan::new(groups))
 }
 
 /// A random mutation: each kind with probability 1/3, retried a few times when an edit is
 /// rejected.
 pub fn random_mutation(p: &Problem<'_>, plan: &Plan, rng: &mut ChaCha8Rng) -> Option<Plan> {
     const KINDS: [Mutation; 3] = [Mutation::Move, Mutation::Merge, Mutation::Split];
-    (0..8).find_map(|_| mutate(p, plan, KINDS[rng.random_range(0..3)], rng))
+    let owner = owners(p.graph().len(), &plan.groups);
+    (0..8).find_map(|_| mutate_with(p, plan, &owner, KINDS[rng.random_range(0..3)], rng))
 }
 
 /// One-point crossover of two plans along node order: nodes before a random point take their
