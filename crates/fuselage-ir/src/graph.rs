@@ -161,9 +161,20 @@ impl Graph {
         }
     }
 
+    /// The nodes `id` reads, one per input port that reads a node (graph inputs left out).
+    pub fn producers(&self, id: NodeId) -> impl Iterator<Item = NodeId> + '_ {
+        self.node(id).inputs.iter().filter_map(|s| s.node())
+    }
+
+    /// For every node, how many of its input ports read another node (its in-degree in the
+    /// node graph): the starting point of Kahn's algorithm.
+    pub fn in_degrees(&self) -> Vec<usize> {
+        self.node_ids().map(|v| self.producers(v).count()).collect()
+    }
+
     /// Node-to-node neighbours of `id`, both directions, without duplicates.
     pub fn neighbours(&self, id: NodeId) -> impl Iterator<Item = NodeId> + '_ {
-        let ins = self.node(id).inputs.iter().filter_map(|s| s.node());
+        let ins = self.producers(id);
         let outs = self.consumers(id).iter().map(|&(c, _)| c);
         let mut all: Vec<NodeId> = ins.chain(outs).collect();
         all.sort_unstable();

@@ -85,7 +85,7 @@ impl Graph {
         let mut queue = VecDeque::from([start]);
         seen.insert(start);
         while let Some(v) = queue.pop_front() {
-            let ins = self.node(v).inputs.iter().filter_map(|s| s.node());
+            let ins = self.producers(v);
             let outs = self.consumers(v).iter().map(|&(c, _)| c);
             for u in ins.chain(outs) {
                 if set.contains(u) && seen.insert(u) {

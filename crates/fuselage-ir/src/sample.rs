@@ -16,16 +16,7 @@ use rand::{Rng, RngExt};
 ///
 /// Complexity: O(V²) in the worst case (removal from the ready list), O(V + E) typical.
 pub fn random_topological_order<R: Rng + ?Sized>(g: &Graph, rng: &mut R) -> Vec<NodeId> {
-    let mut indeg: Vec<usize> = g
-        .node_ids()
-        .map(|v| {
-            g.node(v)
-                .inputs
-                .iter()
-                .filter(|s| s.node().is_some())
-                .count()
-        })
-        .collect();
+    let mut indeg = g.in_degrees();
     let mut ready: Vec<NodeId> = g.node_ids().filter(|v| indeg[v.index()] == 0).collect();
     let mut order = Vec::with_capacity(g.len());
     while !ready.is_empty() {

@@ -85,16 +85,7 @@ impl Default for Optimal {
 /// Kahn's algorithm with a stack: the most recently enabled node goes next, so one branch is
 /// finished before the next starts. `reverse` pushes consumers in reverse order.
 pub fn depth_first_order(g: &Graph, reverse: bool) -> Vec<NodeId> {
-    let mut indeg: Vec<usize> = g
-        .node_ids()
-        .map(|v| {
-            g.node(v)
-                .inputs
-                .iter()
-                .filter(|s| s.node().is_some())
-                .count()
-        })
-        .collect();
+    let mut indeg = g.in_degrees();
     let mut stack: Vec<NodeId> = g
         .node_ids()
         .rev()
@@ -233,10 +224,7 @@ impl Optimal {
         use std::collections::{BTreeMap, HashMap, HashSet};
         let g = p.graph();
         let n = g.len();
-        let preds: Vec<Vec<NodeId>> = g
-            .node_ids()
-            .map(|v| g.node(v).inputs.iter().filter_map(|s| s.node()).collect())
-            .collect();
+        let preds: Vec<Vec<NodeId>> = g.node_ids().map(|v| g.producers(v).collect()).collect();
         // best[D] = (cost of covering D, the down-set D came from).
         let mut best: HashMap<NodeSet, (u64, NodeSet)> = HashMap::new();
         let empty = NodeSet::new(n);

@@ -12,13 +12,7 @@ use rand::{Rng, RngExt};
 pub fn random_order<R: Rng + ?Sized>(g: &Graph, group: &NodeSet, rng: &mut R) -> Vec<NodeId> {
     let mut indeg = vec![0u32; g.len()];
     for v in group.iter() {
-        indeg[v.index()] = g
-            .node(v)
-            .inputs
-            .iter()
-            .filter_map(|s| s.node())
-            .filter(|p| group.contains(*p))
-            .count() as u32;
+        indeg[v.index()] = g.producers(v).filter(|p| group.contains(*p)).count() as u32;
     }
     let mut ready: Vec<NodeId> = group.iter().filter(|v| indeg[v.index()] == 0).collect();
     let mut order = Vec::with_capacity(group.len());

@@ -1,24 +1,14 @@
 //! Shared helpers of the integration tests: random connected groups.
 
-use fuselage_ir::{Graph, NodeId, NodeSet};
+use fuselage_ir::{Graph, NodeSet};
 use rand::{Rng, RngExt};
 
-/// A random weakly connected group of `g` with up to `max` nodes, grown breadth-first from a
-/// random node by adding random frontier nodes.
+/// A random weakly connected group of `g` with 1 to `max` nodes (uniform), grown from a random
+/// node by adding random frontier nodes ([`fuselage_ir::sample::random_group`]).
 #[allow(dead_code)]
 pub fn random_group<R: Rng>(g: &Graph, rng: &mut R, max: usize) -> NodeSet {
-    let n = g.len();
-    let target = rng.random_range(1..=max.min(n));
-    let start = NodeId(rng.random_range(0..n as u32));
-    let mut set = NodeSet::singleton(n, start);
-    let mut frontier: Vec<NodeId> = g.neighbours(start).collect();
-    while set.len() < target && !frontier.is_empty() {
-        let v = frontier.swap_remove(rng.random_range(0..frontier.len()));
-        if set.insert(v) {
-            frontier.extend(g.neighbours(v).filter(|u| !set.contains(*u)));
-        }
-    }
-    set
+    let target = rng.random_range(1..=max.min(g.len()));
+    fuselage_ir::sample::random_group(g, target, rng)
 }
 
 use fuselage_ir::{ConvAttrs, GraphBuilder, Op, PoolAttrs, Source, TensorShape};
