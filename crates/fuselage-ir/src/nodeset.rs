@@ -74,6 +74,13 @@ impl NodeSet {
         self.bits.count_ones(..)
     }
 
+    /// Whether the set holds exactly one node (cheaper than `len() == 1` on large graphs: it
+    /// stops at the second node).
+    pub fn is_singleton(&self) -> bool {
+        let mut ones = self.bits.ones();
+        ones.next().is_some() && ones.next().is_none()
+    }
+
     /// Whether the set is empty.
     pub fn is_empty(&self) -> bool {
         self.bits.is_clear()
@@ -188,9 +195,14 @@ mod tests {
     #[test]
     fn insert_remove() {
         let mut s = NodeSet::new(10);
+        assert!(!s.is_singleton());
         assert!(s.insert(NodeId(3)));
+        assert!(s.is_singleton());
         assert!(!s.insert(NodeId(3)));
         assert!(s.contains(NodeId(3)));
+        s.insert(NodeId(9));
+        assert!(!s.is_singleton());
+        s.remove(NodeId(9));
         assert!(s.remove(NodeId(3)));
         assert!(s.is_empty());
         assert_eq!(NodeSet::full(10).len(), 10);

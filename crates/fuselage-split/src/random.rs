@@ -65,7 +65,7 @@ impl<C: CostModel> RandomSplitter<C> {
     ) -> Result<()> {
         let mut stack = vec![group];
         while let Some(part) = stack.pop() {
-            if part.len() == 1 || self.model.is_valid(g, &part)? {
+            if part.is_singleton() || self.model.is_valid(g, &part)? {
                 out.push(part);
                 continue;
             }
@@ -86,7 +86,7 @@ impl<C: CostModel> Splitter for RandomSplitter<C> {
         g.check_group(group, 0)?;
         let start = Instant::now();
         let mut groups = Vec::new();
-        let invalid = !(group.len() == 1 || self.model.is_valid(g, group)?);
+        let invalid = !(group.is_singleton() || self.model.is_valid(g, group)?);
         self.split_into(g, group.clone(), rng, &mut groups)?;
         if invalid {
             let mut s = self.stats.lock().unwrap_or_else(|e| e.into_inner());
