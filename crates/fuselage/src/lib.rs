@@ -9,7 +9,9 @@
 //! - [`ir`]: the graph, groups and plans;
 //! - [`onnx`]: ONNX import through tract;
 //! - [`zoo`]: the reference networks, built in code;
-//! - [`cost`]: the cost models (LBDF, BRR), the buffer simulator and plan evaluation.
+//! - [`cost`]: the cost models (LBDF, BRR), the buffer simulator and plan evaluation;
+//! - [`gnn`]: the burn GNN validity classifier, its data set, training and shipped checkpoints;
+//! - [`split`] and [`search`]: splitters, searches and the exact optimiser.
 //!
 //! ```
 //! let g = fuselage::load_model("resnet18", None)?;
@@ -19,6 +21,7 @@
 #![warn(missing_docs)]
 
 pub use fuselage_cost as cost;
+pub use fuselage_gnn as gnn;
 pub use fuselage_ir as ir;
 pub use fuselage_onnx as onnx;
 pub use fuselage_search as search;

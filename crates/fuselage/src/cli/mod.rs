@@ -11,6 +11,7 @@ macro_rules! outln {
 
 mod common;
 mod cost;
+mod gnn;
 mod inspect;
 mod optimize;
 
@@ -33,6 +34,12 @@ enum Command {
     Cost(cost::CostCmd),
     /// Search for a fusion plan and write it as JSON.
     Optimize(optimize::OptimizeCmd),
+    /// Collect fusion groups by random search and label them at five buffer sizes.
+    Dataset(gnn::DatasetCmd),
+    /// Train the GNN validity classifier for one cost model.
+    Train(gnn::TrainCmd),
+    /// The GNN's probability that a group is invalid, beside the exact answer.
+    Classify(gnn::ClassifyCmd),
 }
 
 /// Runs the parsed command.
@@ -41,5 +48,8 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Inspect(a) => inspect::run(a),
         Command::Cost(a) => cost::run(a),
         Command::Optimize(a) => optimize::run(a),
+        Command::Dataset(a) => gnn::dataset(a),
+        Command::Train(a) => gnn::train_cmd(a),
+        Command::Classify(a) => gnn::classify(a),
     }
 }

@@ -1,0 +1,51 @@
+//! Classifier benchmarks: one batch of 256 groups of ~30 nodes, a single group, and one
+//! training epoch on a small data set. `FUSELAGE_GNN_BACKEND=ndarray` (with
+//! `--features ndarray`) benchmarks the other CPU backend.
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use fuselage_gnn::*;
+use rand::SeedableRng;
+use std::hint::black_box;
+
+fn inference(c: &mut Criterion) {
+    let device = default_device();
+    let clf = shipped(CostKind::Lbdf, &device).expect("shipped checkpoint");
+    let g = fuselage_zoo::build("resnet101").unwrap();
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(1);
+    let groups: Vec<GroupGraph> = (0..256)
+        .map(|_| {
+            let s = fuselage_ir::sample::random_group(&g, 30, &mut rng);
+            GroupGraph::new(&g, &s).unwrap()
+        })
+        .collect();
+    let items: Vec<_> = groups.iter().map(|gg| (gg, 256 * 1024, None)).collect();
+    c.bench_function("batch_256_groups_30_nodes", |b| {
+        b.iter(|| black_box(clf.probabilities(&items).unwrap()))
+    });
+    let one = [(&groups[0], 256 * 1024, None)];
+    c.bench_function("single_group_30_nodes", |b| {
+        b.iter(|| black_box(clf.probabilities(&one).unwrap()))
+    });
+}
+
+fn epoch(c: &mut Criterion) {
+    let device = default_device();
+    let mut cfg = DatasetConfig::scaled(5, 0.05);
+    cfg.max_lens = vec![2, 4, 8, 16, 32];
+    let ds = generate_dataset(&cfg).unwrap();
+    let data = ds.encode(CostKind::Lbdf).unwrap();
+    let tc = TrainConfig {
+        epochs: 1,
+        ..TrainConfig::paper(CostKind::Lbdf)
+    };
+    let mut group = c.benchmark_group("training");
+    group.sample_size(10);
+    group.bench_function(
+        format!("one_epoch_{}_samples", data.samples.len() * 8 / 10),
+        |b| b.iter(|| black_box(train_encoded(&tc, &data, &device, |_| {}).unwrap())),
+    );
+    group.finish();
+}
+
+criterion_group!(benches, inference, epoch);
+criterion_main!(benches);

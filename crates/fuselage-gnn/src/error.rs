@@ -1,0 +1,70 @@
+//! [`GnnError`]: everything that can go wrong in this crate, and [`Result`].
+
+use thiserror::Error;
+
+/// Everything that can go wrong while featurising, generating data, training or loading a
+/// classifier.
+#[derive(Debug, Error)]
+pub enum GnnError {
+    /// A cost model refused a group (wrong graph, empty or disconnected set).
+    #[error("cost model: {0}")]
+    Cost(#[from] fuselage_cost::CostError),
+    /// A network name the zoo does not know.
+    #[error(transparent)]
+    Zoo(#[from] fuselage_zoo::ZooError),
+    /// A group that is not a non-empty set of the graph's nodes.
+    #[error("bad group of `{graph}`: {reason}")]
+    BadGroup {
+        /// The graph's name.
+        graph: String,
+        /// Why the group was refused.
+        reason: String,
+    },
+    /// An edge-weight vector whose length is not the group's edge count.
+    #[error("group has {edges} edges but {weights} edge weights were given")]
+    EdgeWeights {
+        /// Edges of the group.
+        edges: usize,
+        /// Weights given.
+        weights: usize,
+    },
+    /// Reading or writing a file.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file.
+        path: String,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// A malformed data set or metadata file.
+    #[error("{path}: line {line}: {message}")]
+    Parse {
+        /// The file (or `<memory>`).
+        path: String,
+        /// 1-based line number.
+        line: usize,
+        /// What was wrong.
+        message: String,
+    },
+    /// A checkpoint that burn could not read or apply.
+    #[error("checkpoint: {0}")]
+    Checkpoint(String),
+    /// A data set or configuration that cannot be trained on.
+    #[error("invalid configuration: {0}")]
+    Config(String),
+    /// Drawing the learning curve.
+    #[error("plot: {0}")]
+    Plot(String),
+}
+
+/// `Result` with [`GnnError`].
+pub type Result<T> = std::result::Result<T, GnnError>;
+
+impl GnnError {
+    pub(crate) fn io(path: impl AsRef<std::path::Path>, source: std::io::Error) -> Self {
+        GnnError::Io {
+            path: path.as_ref().display().to_string(),
+            source,
+        }
+    }
+}

@@ -1,0 +1,386 @@
+//! Node features and batched group graphs: what the classifier reads.
+//!
+//! ## Design
+//!
+//! A fusion group is encoded once, independently of β, as a [`GroupGraph`]: its nodes (in
+//! topological order), its internal edges (producer → consumer, both ends in the group) and a
+//! few raw numbers per node ([`NodeRaw`]). The β-dependent features are computed when a
+//! [`GraphBatch`] is assembled, so one encoding serves all five buffer sizes of the data set.
+//!
+//! Each node gets [`FEATURE_DIM`] features (element size 1 byte, as the labels):
+//!
+//! | features | count | scaling |
+//! | --- | ---: | --- |
+//! | op kind one-hot over [`OpKind::ALL`] | 26 | 0/1 |
+//! | first input C, H, W; output C, H, W | 6 | `ln(1+x)/8` |
+//! | weight bytes, output bytes, input bytes | 3 | `ln(1+x)/16` |
+//! | kernel h, w; stride h, w; dilation; depthwise; data inputs | 7 | `k/7`, `s/2`, `d/4`, 0/1, `n/2` |
+//! | share of inputs read from outside the group; output leaves the group | 2 | 0..1 |
+//! | β | 1 | `ln(β)/16` |
+//! | weight, output, output-row, input and input-row bytes relative to β | 5 | `ln(1+x/β)` |
+//!
+//! The first six rows are the paper's features (op type, shapes, weight size, β on every
+//! node). The boundary flags and the β-relative sizes are our additions: a group's buffer is a
+//! sum of weights and row bands compared with β, and giving the network those ratios directly is
+//! what lets it generalise to networks it never saw (see `docs/classifier.md`).
+//!
+//! Message passing is over the undirected version of the internal edges; each edge carries an
+//! optional weight (1 by default), which the explainers use as a soft edge mask.
+
+use crate::error::{GnnError, Result};
+use burn::prelude::*;
+use fuselage_ir::{Graph, NodeId, NodeSet, Op, OpKind, Source};
+
+/// Number of features per node.
+pub const FEATURE_DIM: usize = 50;
+
+const N_KINDS: usize = OpKind::ALL.len();
+
+/// The β-independent numbers of one node of a group.
+#[derive(Clone, Debug, PartialEq)]
+pub struct NodeRaw {
+    /// Position of the op kind in [`OpKind::ALL`].
+    pub kind: usize,
+    /// C, H, W of the first input.
+    pub input_chw: [f32; 3],
+    /// C, H, W of the output.
+    pub output_chw: [f32; 3],
+    /// Weight bytes.
+    pub weight_bytes: f32,
+    /// Output tensor bytes.
+    pub output_bytes: f32,
+    /// Bytes of one output row (`C·W`).
+    pub output_row_bytes: f32,
+    /// Bytes of all input tensors.
+    pub input_bytes: f32,
+    /// Bytes of one row of every input tensor.
+    pub input_row_bytes: f32,
+    /// Kernel `[h, w]` (1 for ops without a window).
+    pub kernel: [f32; 2],
+    /// Stride `[h, w]` (1 for ops without a window).
+    pub stride: [f32; 2],
+    /// Vertical dilation (1 without).
+    pub dilation: f32,
+    /// Whether the op is a grouped (depthwise) convolution.
+    pub depthwise: bool,
+    /// Number of data inputs.
+    pub inputs: usize,
+    /// Inputs read from outside the group (graph inputs included).
+    pub external_inputs: usize,
+    /// Whether the output is read outside the group or is a graph output.
+    pub output_leaves: bool,
+}
+
+/// A fusion group encoded for the classifier, independent of β.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GroupGraph {
+    /// The group's nodes, in topological order; local index `i` is `nodes[i]`.
+    pub nodes: Vec<NodeId>,
+    /// Internal edges `(producer, consumer)` as local indices, sorted, without duplicates.
+    /// Edge weights given to the classifier follow this order.
+    pub edges: Vec<(u32, u32)>,
+    /// Raw per-node numbers.
+    pub raw: Vec<NodeRaw>,
+}
+
+fn chw(s: &fuselage_ir::TensorShape) -> [f32; 3] {
+    [s.c() as f32, s.h() as f32, s.w() as f32]
+}
+
+impl GroupGraph {
+    /// Encodes `group`, a non-empty set of `g`'s nodes.
+    ///
+    /// # Errors
+    /// [`GnnError::BadGroup`] for an empty set or one sized for another graph.
+    ///
+    /// # Example
+    /// ```
+    /// use fuselage_gnn::GroupGraph;
+    /// use fuselage_ir::NodeSet;
+    /// let g = fuselage_zoo::build("resnet18")?;
+    /// let group = NodeSet::from_ids(g.len(), g.node_ids().take(3));
+    /// let gg = GroupGraph::new(&g, &group)?;
+    /// assert_eq!(gg.nodes.len(), 3);
+    /// assert_eq!(gg.edges, vec![(0, 1), (1, 2)]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn new(g: &Graph, group: &NodeSet) -> Result<Self> {
+        if group.capacity() != g.len() {
+            return Err(GnnError::BadGroup {
+                graph: g.name().to_string(),
+                reason: format!(
+                    "a set for {} nodes, but the graph has {}",
+                    group.capacity(),
+                    g.len()
+                ),
+            });
+        }
+        if group.is_empty() {
+            return Err(GnnError::BadGroup {
+                graph: g.name().to_string(),
+                reason: "the group is empty".into(),
+            });
+        }
+        let nodes: Vec<NodeId> = group.iter().collect();
+        let mut local = vec![u32::MAX; g.len()];
+        for (i, v) in nodes.iter().enumerate() {
+            local[v.index()] = i as u32;
+        }
+        let mut edges = Vec::new();
+        let mut raw = Vec::with_capacity(nodes.len());
+        for (i, &v) in nodes.iter().enumerate() {
+            let n = g.node(v);
+            let mut external = 0;
+            let mut input_bytes = 0.0;
+            let mut input_row_bytes = 0.0;
+            for &s in &n.inputs {
+                let shape = g.shape_of(s);
+                input_bytes += shape.elements() as f32;
+                input_row_bytes += (shape.c() * shape.w()) as f32;
+                match s {
+                    Source::Node(u) if group.contains(u) => {
+                        edges.push((local[u.index()], i as u32));
+                    }
+                    _ => external += 1,
+                }
+            }
+            let leaves = g.is_output(v) || g.consumers(v).iter().any(|&(c, _)| !group.contains(c));
+            let (kernel, stride, dilation, depthwise) = match &n.op {
+                Op::Conv(a) => (
+                    [a.kernel[0] as f32, a.kernel[1] as f32],
+                    [a.stride[0] as f32, a.stride[1] as f32],
+                    a.dilation[0] as f32,
+                    a.group > 1,
+                ),
+                Op::MaxPool(p) | Op::AveragePool(p) => (
+                    [p.kernel[0] as f32, p.kernel[1] as f32],
+                    [p.stride[0] as f32, p.stride[1] as f32],
+                    1.0,
+                    false,
+                ),
+                _ => ([1.0, 1.0], [1.0, 1.0], 1.0, false),
+            };
+            let out = &n.shape;
+            raw.push(NodeRaw {
+                kind: n.op.kind().index(),
+                input_chw: chw(g.shape_of(n.inputs[0])),
+                output_chw: chw(out),
+                weight_bytes: n.weights as f32,
+                output_bytes: out.elements() as f32,
+                output_row_bytes: (out.c() * out.w()) as f32,
+                input_bytes,
+                input_row_bytes,
+                kernel,
+                stride,
+                dilation,
+                depthwise,
+                inputs: n.inputs.len(),
+                external_inputs: external,
+                output_leaves: leaves,
+            });
+        }
+        edges.sort_unstable();
+        edges.dedup();
+        Ok(GroupGraph { nodes, edges, raw })
+    }
+
+    /// Number of nodes.
+    pub fn len(&self) -> usize {
+        self.nodes.len()
+    }
+
+    /// Whether the group has no node (never true for a built encoding).
+    pub fn is_empty(&self) -> bool {
+        self.nodes.is_empty()
+    }
+
+    /// Appends the [`FEATURE_DIM`] features of every node at buffer size `beta_bytes` to `out`.
+    pub fn features_into(&self, beta_bytes: f64, out: &mut Vec<f32>) {
+        let beta = beta_bytes.max(1.0) as f32;
+        let l8 = |x: f32| (1.0 + x).ln() / 8.0;
+        let l16 = |x: f32| (1.0 + x).ln() / 16.0;
+        let rel = |x: f32| (1.0 + x / beta).ln();
+        for r in &self.raw {
+            let start = out.len();
+            out.resize(start + N_KINDS, 0.0);
+            out[start + r.kind] = 1.0;
+            out.extend(r.input_chw.iter().map(|&x| l8(x)));
+            out.extend(r.output_chw.iter().map(|&x| l8(x)));
+            out.extend([l16(r.weight_bytes), l16(r.output_bytes), l16(r.input_bytes)]);
+            out.extend([
+                r.kernel[0] / 7.0,
+                r.kernel[1] / 7.0,
+                r.stride[0] / 2.0,
+                r.stride[1] / 2.0,
+                r.dilation / 4.0,
+                f32::from(u8::from(r.depthwise)),
+                r.inputs as f32 / 2.0,
+            ]);
+            out.extend([
+                r.external_inputs as f32 / r.inputs.max(1) as f32,
+                f32::from(u8::from(r.output_leaves)),
+            ]);
+            out.push(beta.ln() / 16.0);
+            out.extend([
+                rel(r.weight_bytes),
+                rel(r.output_bytes),
+                rel(r.output_row_bytes),
+                rel(r.input_bytes),
+                rel(r.input_row_bytes),
+            ]);
+            debug_assert_eq!(out.len() - start, FEATURE_DIM);
+        }
+    }
+}
+
+/// Many groups (each at its own β, with optional edge weights) as one disjoint graph, in host
+/// memory: what [`Gnn::forward`](crate::Gnn::forward) takes once moved to a device.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct GraphBatch {
+    /// Node features, row-major `[nodes, FEATURE_DIM]`.
+    pub features: Vec<f32>,
+    /// Message sources (global node index), both directions of every edge.
+    pub src: Vec<i64>,
+    /// Message targets, aligned with `src`.
+    pub dst: Vec<i64>,
+    /// Message weights, aligned with `src`; `None` when every weight is 1.
+    pub weights: Option<Vec<f32>>,
+    /// The group of each node.
+    pub graph_of: Vec<i64>,
+    /// Number of groups.
+    pub graphs: usize,
+}
+
+impl GraphBatch {
+    /// An empty batch.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds one group at buffer size `beta_bytes`, with one weight per edge of
+    /// [`GroupGraph::edges`] (or none: every weight 1).
+    ///
+    /// # Errors
+    /// [`GnnError::EdgeWeights`] when `edge_weights` has the wrong length.
+    pub fn push(
+        &mut self,
+        group: &GroupGraph,
+        beta_bytes: f64,
+        edge_weights: Option<&[f32]>,
+    ) -> Result<()> {
+        if let Some(w) = edge_weights
+            && w.len() != group.edges.len()
+        {
+            return Err(GnnError::EdgeWeights {
+                edges: group.edges.len(),
+                weights: w.len(),
+            });
+        }
+        let base = self.nodes() as i64;
+        let gi = self.graphs as i64;
+        group.features_into(beta_bytes, &mut self.features);
+        self.graph_of.extend(std::iter::repeat_n(gi, group.len()));
+        if edge_weights.is_some() && self.weights.is_none() {
+            self.weights = Some(vec![1.0; self.src.len()]);
+        }
+        for (e, &(u, v)) in group.edges.iter().enumerate() {
+            let (u, v) = (base + i64::from(u), base + i64::from(v));
+            self.src.extend([u, v]);
+            self.dst.extend([v, u]);
+            if let Some(ws) = self.weights.as_mut() {
+                let w = edge_weights.map_or(1.0, |w| w[e]);
+                ws.extend([w, w]);
+            }
+        }
+        self.graphs += 1;
+        Ok(())
+    }
+
+    /// Number of nodes over all groups.
+    pub fn nodes(&self) -> usize {
+        self.graph_of.len()
+    }
+
+    /// Moves the batch to `device`.
+    pub fn to_device(&self, device: &Device) -> DeviceBatch {
+        let n = self.nodes();
+        let x = Tensor::<2>::from_data(
+            TensorData::new(self.features.clone(), [n, FEATURE_DIM]),
+            device,
+        );
+        let edges = if self.src.is_empty() {
+            None
+        } else {
+            let m = self.src.len();
+            let src = Tensor::<1, Int>::from_data(TensorData::new(self.src.clone(), [m]), device);
+            let dst = Tensor::<1, Int>::from_data(TensorData::new(self.dst.clone(), [m]), device);
+            let w = self
+                .weights
+                .as_ref()
+                .map(|w| Tensor::<2>::from_data(TensorData::new(w.clone(), [m, 1]), device));
+            Some(DeviceEdges {
+                src,
+                dst,
+                weights: w,
+            })
+        };
+        let graph_of =
+            Tensor::<1, Int>::from_data(TensorData::new(self.graph_of.clone(), [n]), device);
+        DeviceBatch {
+            x,
+            edges,
+            graph_of,
+            graphs: self.graphs,
+        }
+    }
+}
+
+/// The message edges of a [`DeviceBatch`].
+#[derive(Clone, Debug)]
+pub struct DeviceEdges {
+    /// Sources, `[messages]`.
+    pub src: Tensor<1, Int>,
+    /// Targets, `[messages]`.
+    pub dst: Tensor<1, Int>,
+    /// Weights `[messages, 1]`, or `None` for all ones. Make it require gradients to learn an
+    /// edge mask.
+    pub weights: Option<Tensor<2>>,
+}
+
+/// A [`GraphBatch`] on a device.
+#[derive(Clone, Debug)]
+pub struct DeviceBatch {
+    /// Node features `[nodes, FEATURE_DIM]`.
+    pub x: Tensor<2>,
+    /// Edges, `None` when no group has an edge.
+    pub edges: Option<DeviceEdges>,
+    /// The group of each node, `[nodes]`.
+    pub graph_of: Tensor<1, Int>,
+    /// Number of groups.
+    pub graphs: usize,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn features_have_the_declared_width() {
+        let g = fuselage_zoo::build("mobilenet_v3_small").unwrap();
+        let group = NodeSet::from_ids(g.len(), g.node_ids().take(12));
+        let gg = GroupGraph::new(&g, &group).unwrap();
+        let mut f = Vec::new();
+        gg.features_into(131072.0, &mut f);
+        assert_eq!(f.len(), gg.len() * FEATURE_DIM);
+        assert!(f.iter().all(|x| x.is_finite()));
+        let mut b = GraphBatch::new();
+        b.push(&gg, 131072.0, None).unwrap();
+        b.push(&gg, 262144.0, Some(&vec![0.5; gg.edges.len()]))
+            .unwrap();
+        assert_eq!(b.graphs, 2);
+        assert_eq!(b.src.len(), 4 * gg.edges.len());
+        assert_eq!(b.weights.as_ref().unwrap().len(), b.src.len());
+        assert!(b.push(&gg, 1.0, Some(&[1.0])).is_err() || gg.edges.len() == 1);
+        assert!(GroupGraph::new(&g, &NodeSet::new(g.len())).is_err());
+    }
+}

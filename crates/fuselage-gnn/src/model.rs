@@ -1,0 +1,350 @@
+//! The k-GNN classifier ([`Gnn`]) and the [`ValidityModel`] trait it implements.
+//!
+//! ## Architecture
+//!
+//! Four GraphConv layers (Morris et al. 2019), `h' = ReLU(W1·h_v + b + W2·Σ_{u∈N(v)} w_uv·h_u)`,
+//! hidden size 128, sum aggregation over the undirected internal edges of a group; a sum
+//! readout over the group's nodes; a two-layer head giving one logit for "invalid".
+//!
+//! Burn has no sparse tensors, so a batch of groups is one disjoint graph: messages gather
+//! their source rows with [`Tensor::select`] and are summed into their targets with
+//! [`Tensor::select_assign`] and [`IndexingUpdateOp::Add`]; the readout sums node rows into
+//! group rows the same way. Edge weights multiply the messages, so an explainer that makes them
+//! require gradients learns a soft edge mask through the same code path.
+//!
+//! ## Validity models
+//!
+//! [`ValidityModel`] is what the explainers and splitters consume: the probability that a group
+//! is invalid at β. [`GnnClassifier`] implements it with the network; [`ExactValidity`] with a
+//! cost model (probability 0 or 1), the trivial reference.
+
+use crate::error::{GnnError, Result};
+use crate::features::{DeviceBatch, FEATURE_DIM, GraphBatch, GroupGraph};
+use burn::nn::{Linear, LinearConfig};
+use burn::prelude::*;
+use burn::tensor::IndexingUpdateOp;
+use burn::tensor::activation::{relu, sigmoid};
+use fuselage_cost::{CostConfig, CostModel};
+use fuselage_ir::{Graph, NodeSet};
+use serde::{Deserialize, Serialize};
+
+/// The shape of a [`Gnn`].
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GnnConfig {
+    /// Features per node (input width), [`FEATURE_DIM`].
+    pub features: usize,
+    /// Hidden width of every layer.
+    pub hidden: usize,
+    /// Number of GraphConv layers.
+    pub layers: usize,
+}
+
+impl Default for GnnConfig {
+    /// The paper's classifier: four layers of 128.
+    fn default() -> Self {
+        GnnConfig {
+            features: FEATURE_DIM,
+            hidden: 128,
+            layers: 4,
+        }
+    }
+}
+
+impl GnnConfig {
+    /// A fresh, randomly initialised network on `device` (burn's default Kaiming-uniform
+    /// initialisation, drawn from burn's seeded generator: call
+    /// [`burn::tensor::Device::seed`] first for a reproducible start).
+    pub fn init(&self, device: &Device) -> Gnn {
+        let mut layers = Vec::with_capacity(self.layers);
+        let mut width = self.features;
+        for _ in 0..self.layers {
+            layers.push(GraphConv {
+                root: LinearConfig::new(width, self.hidden).init(device),
+                neighbours: LinearConfig::new(width, self.hidden)
+                    .with_bias(false)
+                    .init(device),
+            });
+            width = self.hidden;
+        }
+        Gnn {
+            layers,
+            head: LinearConfig::new(width, self.hidden).init(device),
+            out: LinearConfig::new(self.hidden, 1).init(device),
+        }
+    }
+}
+
+/// One GraphConv layer: `W1·h_v + b + W2·Σ w_uv·h_u`.
+#[derive(Module, Debug)]
+pub struct GraphConv {
+    /// `W1` and `b`, applied to the node itself.
+    pub root: Linear,
+    /// `W2`, applied to the weighted sum of its neighbours.
+    pub neighbours: Linear,
+}
+
+impl GraphConv {
+    /// One round of message passing (no activation).
+    pub fn forward(&self, h: Tensor<2>, batch: &DeviceBatch) -> Tensor<2> {
+        let own = self.root.forward(h.clone());
+        match &batch.edges {
+            None => own,
+            Some(e) => {
+                let mut msg = h.clone().select(0, e.src.clone());
+                if let Some(w) = &e.weights {
+                    msg = msg * w.clone();
+                }
+                let agg =
+                    h.zeros_like()
+                        .select_assign(0, e.dst.clone(), msg, IndexingUpdateOp::Add);
+                own + self.neighbours.forward(agg)
+            }
+        }
+    }
+}
+
+/// The validity classifier network. Build one with [`GnnConfig::init`].
+#[derive(Module, Debug)]
+pub struct Gnn {
+    /// The GraphConv layers.
+    pub layers: Vec<GraphConv>,
+    /// First layer of the head (after the sum readout).
+    pub head: Linear,
+    /// The output layer: one logit, positive for "invalid".
+    pub out: Linear,
+}
+
+impl Gnn {
+    /// Node embeddings after the last layer, `[nodes, hidden]`.
+    pub fn embed(&self, batch: &DeviceBatch) -> Tensor<2> {
+        let mut h = batch.x.clone();
+        for layer in &self.layers {
+            h = relu(layer.forward(h, batch));
+        }
+        h
+    }
+
+    /// Sum readout of node embeddings into one row per group, `[groups, hidden]`.
+    pub fn readout(&self, h: Tensor<2>, batch: &DeviceBatch) -> Tensor<2> {
+        let [_, width] = h.dims();
+        let zeros = Tensor::<2>::zeros([batch.graphs, width], &h.device());
+        zeros.select_assign(0, batch.graph_of.clone(), h, IndexingUpdateOp::Add)
+    }
+
+    /// The "invalid" logit of every group of the batch, `[groups]`.
+    pub fn forward(&self, batch: &DeviceBatch) -> Tensor<1> {
+        let g = self.readout(self.embed(batch), batch);
+        let z = self.out.forward(relu(self.head.forward(g)));
+        z.squeeze_dim(1)
+    }
+}
+
+/// The probability that a fusion group is invalid (does not fit the buffer) at β.
+///
+/// Required: [`name`](ValidityModel::name) and
+/// [`invalid_probabilities`](ValidityModel::invalid_probabilities), which answers a batch;
+/// [`invalid_probability`](ValidityModel::invalid_probability) (one group) and
+/// [`is_invalid`](ValidityModel::is_invalid) (threshold ½) are shorthands.
+///
+/// # Example
+/// A downstream model that calls every group with more than `n` nodes invalid:
+/// ```
+/// use fuselage_gnn::{Result, ValidityModel};
+/// use fuselage_ir::{Graph, NodeSet};
+/// struct BySize(usize);
+/// impl ValidityModel for BySize {
+///     fn name(&self) -> &str { "by-size" }
+///     fn invalid_probabilities(&self, _g: &Graph, groups: &[NodeSet], _beta: u64) -> Result<Vec<f32>> {
+///         Ok(groups.iter().map(|s| if s.len() > self.0 { 1.0 } else { 0.0 }).collect())
+///     }
+/// }
+/// let g = fuselage_zoo::build("resnet18")?;
+/// let all = NodeSet::full(g.len());
+/// assert!(BySize(10).is_invalid(&g, &all, 256 * 1024)?);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub trait ValidityModel: Send + Sync {
+    /// A short name (`gnn-lbdf`, `exact-lbdf`, ...).
+    fn name(&self) -> &str;
+
+    /// For each group (a non-empty weakly connected set of `g`'s nodes), the probability that it
+    /// is invalid at a buffer of `beta_bytes` bytes.
+    ///
+    /// # Errors
+    /// [`GnnError::BadGroup`] or [`GnnError::Cost`] for a set that is not a group of `g`.
+    fn invalid_probabilities(
+        &self,
+        g: &Graph,
+        groups: &[NodeSet],
+        beta_bytes: u64,
+    ) -> Result<Vec<f32>>;
+
+    /// The probability that one group is invalid.
+    ///
+    /// # Errors
+    /// As [`invalid_probabilities`](ValidityModel::invalid_probabilities).
+    fn invalid_probability(&self, g: &Graph, group: &NodeSet, beta_bytes: u64) -> Result<f32> {
+        let p = self.invalid_probabilities(g, std::slice::from_ref(group), beta_bytes)?;
+        Ok(p[0])
+    }
+
+    /// Whether the group is predicted invalid (probability above ½).
+    ///
+    /// # Errors
+    /// As [`invalid_probabilities`](ValidityModel::invalid_probabilities).
+    fn is_invalid(&self, g: &Graph, group: &NodeSet, beta_bytes: u64) -> Result<bool> {
+        Ok(self.invalid_probability(g, group, beta_bytes)? > 0.5)
+    }
+}
+
+/// The exact validity of a cost model as a [`ValidityModel`]: probability 1 for an invalid
+/// group, 0 for a valid one. The cost model's own β is ignored; each call is costed at the β
+/// it asks for.
+///
+/// # Example
+/// ```
+/// use fuselage_cost::{CostConfig, Lbdf};
+/// use fuselage_gnn::{ExactValidity, ValidityModel};
+/// use fuselage_ir::NodeSet;
+/// let exact = ExactValidity::new(|c: CostConfig| Lbdf::new(c), "lbdf");
+/// let g = fuselage_zoo::build("vgg16")?;
+/// assert_eq!(exact.invalid_probability(&g, &NodeSet::full(g.len()), 128 * 1024)?, 1.0);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub struct ExactValidity<F> {
+    make: F,
+    name: String,
+}
+
+impl<F, C> ExactValidity<F>
+where
+    F: Fn(CostConfig) -> C + Send + Sync,
+    C: CostModel,
+{
+    /// Wraps a constructor of the cost model at a given [`CostConfig`] (for example
+    /// `Lbdf::new`); `name` is the cost model's (the trait name becomes `exact-<name>`).
+    pub fn new(make: F, name: &str) -> Self {
+        ExactValidity {
+            make,
+            name: format!("exact-{name}"),
+        }
+    }
+}
+
+impl<F, C> ValidityModel for ExactValidity<F>
+where
+    F: Fn(CostConfig) -> C + Send + Sync,
+    C: CostModel,
+{
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn invalid_probabilities(
+        &self,
+        g: &Graph,
+        groups: &[NodeSet],
+        beta_bytes: u64,
+    ) -> Result<Vec<f32>> {
+        let model = (self.make)(CostConfig::new(beta_bytes)?);
+        groups
+            .iter()
+            .map(|s| {
+                Ok(if model.evaluate(g, s)?.valid {
+                    0.0
+                } else {
+                    1.0
+                })
+            })
+            .collect()
+    }
+}
+
+/// A trained [`Gnn`] on a device, for one cost model: a [`ValidityModel`].
+#[derive(Clone, Debug)]
+pub struct GnnClassifier {
+    /// The network's shape.
+    pub config: GnnConfig,
+    /// The network (in inference mode, no autodiff).
+    pub model: Gnn,
+    /// Where it runs.
+    pub device: Device,
+    /// The cost model it imitates (`lbdf`, `brr`).
+    pub cost_model: String,
+    name: String,
+}
+
+impl GnnClassifier {
+    /// Wraps a network; `model` is put in inference mode.
+    pub fn new(config: GnnConfig, model: Gnn, device: Device, cost_model: &str) -> Self {
+        GnnClassifier {
+            config,
+            model: model.valid(),
+            device,
+            cost_model: cost_model.to_string(),
+            name: format!("gnn-{cost_model}"),
+        }
+    }
+
+    /// "Invalid" probabilities of encoded groups, each at its own β and with optional edge
+    /// weights, in one forward pass.
+    ///
+    /// # Errors
+    /// [`GnnError::EdgeWeights`] for a weight vector of the wrong length.
+    pub fn probabilities(&self, items: &[(&GroupGraph, u64, Option<&[f32]>)]) -> Result<Vec<f32>> {
+        match self.forward(items)? {
+            None => Ok(Vec::new()),
+            Some(z) => to_vec(sigmoid(z)),
+        }
+    }
+
+    /// The "invalid" logits of encoded groups (as [`probabilities`](Self::probabilities),
+    /// before the sigmoid: informative where the probability saturates at 0 or 1).
+    ///
+    /// # Errors
+    /// [`GnnError::EdgeWeights`] for a weight vector of the wrong length.
+    pub fn logits(&self, items: &[(&GroupGraph, u64, Option<&[f32]>)]) -> Result<Vec<f32>> {
+        match self.forward(items)? {
+            None => Ok(Vec::new()),
+            Some(z) => to_vec(z),
+        }
+    }
+
+    fn forward(&self, items: &[(&GroupGraph, u64, Option<&[f32]>)]) -> Result<Option<Tensor<1>>> {
+        if items.is_empty() {
+            return Ok(None);
+        }
+        let mut batch = GraphBatch::new();
+        for (gg, beta, w) in items {
+            batch.push(gg, *beta as f64, *w)?;
+        }
+        Ok(Some(self.model.forward(&batch.to_device(&self.device))))
+    }
+}
+
+pub(crate) fn to_vec(t: Tensor<1>) -> Result<Vec<f32>> {
+    t.into_data()
+        .convert::<f32>()
+        .try_to_vec::<f32>()
+        .map_err(|e| GnnError::Checkpoint(format!("reading a tensor back: {e:?}")))
+}
+
+impl ValidityModel for GnnClassifier {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn invalid_probabilities(
+        &self,
+        g: &Graph,
+        groups: &[NodeSet],
+        beta_bytes: u64,
+    ) -> Result<Vec<f32>> {
+        let encoded = groups
+            .iter()
+            .map(|s| GroupGraph::new(g, s))
+            .collect::<Result<Vec<_>>>()?;
+        let items: Vec<_> = encoded.iter().map(|gg| (gg, beta_bytes, None)).collect();
+        self.probabilities(&items)
+    }
+}

@@ -1,0 +1,150 @@
+//! Integration tests: data set generation, exact validity, quick training, checkpoints.
+
+use fuselage_cost::{CostConfig, CostModel, Lbdf};
+use fuselage_gnn::*;
+use fuselage_ir::NodeSet;
+use std::time::Instant;
+
+fn small_config() -> DatasetConfig {
+    // About 550 groups, 2,700 samples per cost model.
+    let mut cfg = DatasetConfig::scaled(3, 0.05);
+    cfg.max_lens = vec![2, 4, 8, 16];
+    cfg
+}
+
+#[test]
+fn dataset_is_reproducible_deduplicated_and_round_trips() {
+    let mut cfg = DatasetConfig::scaled(11, 0.02);
+    cfg.networks.truncate(3);
+    let a = generate_dataset(&cfg).unwrap();
+    let b = generate_dataset(&cfg).unwrap();
+    assert_eq!(a, b);
+    let want: usize = cfg.networks.iter().map(|(_, n)| n).sum();
+    assert_eq!(a.groups.len(), want);
+    let mut seen = std::collections::HashSet::new();
+    for g in &a.groups {
+        assert!(
+            seen.insert((g.network.clone(), g.nodes.clone())),
+            "duplicate group"
+        );
+        assert_eq!(g.lbdf.len(), 5);
+        assert_eq!(g.brr.len(), 5);
+        // A group that fits a buffer fits every larger one.
+        assert!(g.lbdf.windows(2).all(|w| !w[0] || w[1]));
+    }
+    let dir = std::env::temp_dir().join(format!("fuselage-gnn-ds-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("ds.jsonl");
+    a.save(&path).unwrap();
+    assert_eq!(Dataset::load(&path).unwrap(), a);
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn exact_validity_agrees_with_the_cost_model() {
+    let g = fuselage_zoo::build("mobilenet_v2").unwrap();
+    let exact = ExactValidity::new(Lbdf::new, "lbdf");
+    let groups: Vec<NodeSet> = (0..20)
+        .map(|i| NodeSet::from_ids(g.len(), g.node_ids().skip(i * 3).take(1 + i)))
+        .filter(|s| g.is_connected_set(s))
+        .collect();
+    let p = exact
+        .invalid_probabilities(&g, &groups, 256 * 1024)
+        .unwrap();
+    let lbdf = Lbdf::new(CostConfig::kib(256).unwrap());
+    for (s, p) in groups.iter().zip(p) {
+        let valid = lbdf.evaluate(&g, s).unwrap().valid;
+        assert_eq!(p, if valid { 0.0 } else { 1.0 });
+    }
+    assert_eq!(exact.name(), "exact-lbdf");
+}
+
+#[test]
+fn a_small_model_trains_quickly_and_round_trips_through_a_checkpoint() {
+    let t = Instant::now();
+    let ds = generate_dataset(&small_config()).unwrap();
+    let cfg = TrainConfig {
+        model: GnnConfig {
+            hidden: 32,
+            layers: 3,
+            ..GnnConfig::default()
+        },
+        epochs: 12,
+        batch_size: 64,
+        learning_rate: 5e-3,
+        ..TrainConfig::paper(CostKind::Lbdf)
+    };
+    let device = default_device();
+    let mut epochs = 0;
+    let (clf, report) = train(&cfg, &ds, &device, |_| epochs += 1).unwrap();
+    let secs = t.elapsed().as_secs_f64();
+    eprintln!(
+        "small model: test acc {:.3} f1 {:.3} {:?} in {secs:.1}s",
+        report.test.accuracy(),
+        report.test.f1(),
+        report.test
+    );
+    assert_eq!(epochs, 12);
+    assert_eq!(report.curve.len(), 12);
+    assert!(report.test.accuracy() > 0.85, "{:?}", report.test);
+    assert!(secs < 60.0, "took {secs:.1}s");
+
+    // Save, load, same probabilities.
+    let dir = std::env::temp_dir().join(format!("fuselage-gnn-ck-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    save_checkpoint(&clf, dir.join("m"), Default::default()).unwrap();
+    let back = load_checkpoint(dir.join("m"), &device).unwrap();
+    assert_eq!(probe(&back).unwrap(), probe(&clf).unwrap());
+    let csv = curve_csv(&report.curve);
+    assert_eq!(csv.lines().count(), 13);
+    plot_curve(&report.curve, "test", dir.join("curve.svg")).unwrap();
+    assert!(
+        std::fs::read_to_string(dir.join("curve.svg"))
+            .unwrap()
+            .contains("<svg")
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn shipped_checkpoints_reproduce_their_recorded_probabilities() {
+    let device = default_device();
+    for kind in CostKind::ALL {
+        let meta = shipped_meta(kind).unwrap();
+        assert_eq!(meta.cost_model, kind.name());
+        let recorded: Vec<f32> = serde_json::from_value(meta.metrics["probe"].clone()).unwrap();
+        let clf = shipped(kind, &device).unwrap();
+        let now = probe(&clf).unwrap();
+        assert_eq!(now.len(), recorded.len());
+        for (a, b) in now.iter().zip(&recorded) {
+            assert!((a - b).abs() < 1e-5, "{kind:?}: {now:?} vs {recorded:?}");
+        }
+    }
+}
+
+#[test]
+fn batched_and_single_predictions_agree_and_edge_weights_matter() {
+    let device = default_device();
+    let clf = shipped(CostKind::Lbdf, &device).unwrap();
+    let (g, groups) = probe_groups().unwrap();
+    let all = clf.invalid_probabilities(&g, &groups, PROBE_BETA).unwrap();
+    for (s, p) in groups.iter().zip(&all) {
+        let one = clf.invalid_probability(&g, s, PROBE_BETA).unwrap();
+        assert!((one - p).abs() < 1e-4);
+    }
+    let gg = GroupGraph::new(&g, &groups[15]).unwrap();
+    let ones = vec![1.0; gg.edges.len()];
+    let zeros = vec![0.0; gg.edges.len()];
+    let p = clf
+        .logits(&[
+            (&gg, PROBE_BETA, None),
+            (&gg, PROBE_BETA, Some(&ones)),
+            (&gg, PROBE_BETA, Some(&zeros)),
+        ])
+        .unwrap();
+    assert!((p[0] - p[1]).abs() < 1e-3 * p[0].abs().max(1.0));
+    assert!(
+        (p[0] - p[2]).abs() > 1e-6,
+        "masking every edge changes nothing: {p:?}"
+    );
+}

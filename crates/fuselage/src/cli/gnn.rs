@@ -1,0 +1,189 @@
+//! `fuselage dataset`, `fuselage train` and `fuselage classify`: the GNN validity classifier.
+
+use super::common::{CostArgs, Fusion, ModelArgs, parse_group};
+use anyhow::Context;
+use clap::Args;
+use fuselage::gnn::{
+    CostKind, Dataset, DatasetConfig, GnnClassifier, TrainConfig, ValidityModel, curve_csv,
+    default_device, generate_dataset, load_checkpoint, plot_curve, save_checkpoint, shipped, train,
+};
+use indicatif::{ProgressBar, ProgressStyle};
+use serde_json::json;
+use std::path::PathBuf;
+
+fn kind(f: Fusion) -> CostKind {
+    match f {
+        Fusion::Lbdf => CostKind::Lbdf,
+        Fusion::Brr => CostKind::Brr,
+    }
+}
+
+/// Arguments of `fuselage dataset`.
+#[derive(Debug, Args)]
+pub struct DatasetCmd {
+    /// Seed of the random searches that collect the groups.
+    #[arg(long, default_value = "0")]
+    seed: u64,
+    /// Fraction of the paper's group counts per network (1 = about 10,800 groups).
+    #[arg(long, default_value = "1.0")]
+    scale: f64,
+    /// Where to write the data set (JSON lines).
+    #[arg(long, value_name = "FILE")]
+    out: PathBuf,
+}
+
+pub fn dataset(a: DatasetCmd) -> anyhow::Result<()> {
+    if a.scale.is_nan() || a.scale <= 0.0 {
+        anyhow::bail!("--scale must be above 0, got {}", a.scale);
+    }
+    let cfg = if a.scale == 1.0 {
+        DatasetConfig::paper(a.seed)
+    } else {
+        DatasetConfig::scaled(a.seed, a.scale)
+    };
+    let ds = generate_dataset(&cfg)?;
+    ds.save(&a.out)?;
+    outln!(
+        "wrote {}: {} groups, {} labelled samples per cost model (β = 128 ... 2048 KiB)",
+        a.out.display(),
+        ds.groups.len(),
+        ds.samples_per_model()
+    )?;
+    Ok(())
+}
+
+/// Arguments of `fuselage train`.
+#[derive(Debug, Args)]
+pub struct TrainCmd {
+    /// Cost model whose validity labels are learnt.
+    #[arg(long, value_enum)]
+    fusion: Fusion,
+    /// A data set written by `fuselage dataset` (default: generate the paper-sized one).
+    #[arg(long, value_name = "FILE")]
+    dataset: Option<PathBuf>,
+    /// Epochs.
+    #[arg(long, default_value = "50")]
+    epochs: usize,
+    /// Seed of the split, the initialisation and the batch order.
+    #[arg(long, default_value = "0")]
+    seed: u64,
+    /// Folder for the checkpoint (`<fusion>.bpk`, `<fusion>.json`) and the learning curve
+    /// (`<fusion>_curve.csv`, `<fusion>_curve.svg`).
+    #[arg(long, value_name = "DIR")]
+    out: PathBuf,
+}
+
+pub fn train_cmd(a: TrainCmd) -> anyhow::Result<()> {
+    let ds = match &a.dataset {
+        Some(p) => Dataset::load(p)?,
+        None => generate_dataset(&DatasetConfig::paper(a.seed))?,
+    };
+    std::fs::create_dir_all(&a.out).with_context(|| format!("creating {}", a.out.display()))?;
+    let k = kind(a.fusion);
+    let mut cfg = TrainConfig::paper(k);
+    cfg.epochs = a.epochs;
+    cfg.seed = a.seed;
+    let bar = ProgressBar::new(a.epochs as u64);
+    bar.set_style(
+        ProgressStyle::with_template(
+            "{spinner} training {msg} [{bar:40}] epoch {pos}/{len} (eta {eta})",
+        )
+        .unwrap_or_else(|_| ProgressStyle::default_bar())
+        .progress_chars("=> "),
+    );
+    bar.set_message(k.name());
+    let (clf, report) = train(&cfg, &ds, &default_device(), |e| {
+        bar.set_position(e.epoch as u64);
+        bar.println(format!(
+            "epoch {:>3}  loss {:.4}  acc {:.4}  val acc {:.4}  val F1 {:.4}",
+            e.epoch, e.train_loss, e.train_accuracy, e.val_accuracy, e.val_f1
+        ));
+    })?;
+    bar.finish_and_clear();
+    let stem = a.out.join(k.name());
+    let mut metrics = serde_json::Map::new();
+    metrics.insert("test".into(), serde_json::to_value(report.test)?);
+    metrics.insert("test_accuracy".into(), report.test.accuracy().into());
+    metrics.insert("test_f1".into(), report.test.f1().into());
+    metrics.insert("seconds".into(), report.seconds.into());
+    save_checkpoint(&clf, &stem, metrics)?;
+    let csv = a.out.join(format!("{}_curve.csv", k.name()));
+    std::fs::write(&csv, curve_csv(&report.curve))
+        .with_context(|| format!("writing {}", csv.display()))?;
+    let svg = a.out.join(format!("{}_curve.svg", k.name()));
+    plot_curve(
+        &report.curve,
+        &format!("{} validity classifier", k.name()),
+        &svg,
+    )?;
+    outln!(
+        "{}: test accuracy {:.4}, F1 {:.4} in {:.0} s; wrote {}.bpk/.json, {} and {}",
+        k.name(),
+        report.test.accuracy(),
+        report.test.f1(),
+        report.seconds,
+        stem.display(),
+        csv.display(),
+        svg.display()
+    )?;
+    Ok(())
+}
+
+/// Arguments of `fuselage classify`.
+#[derive(Debug, Args)]
+pub struct ClassifyCmd {
+    #[command(flatten)]
+    model: ModelArgs,
+    #[command(flatten)]
+    cost: CostArgs,
+    /// The group: comma-separated ONNX node names, or FIRST..LAST.
+    #[arg(long, value_name = "NAMES")]
+    group: String,
+    /// A checkpoint stem written by `fuselage train` (default: the shipped one).
+    #[arg(long, value_name = "STEM")]
+    checkpoint: Option<PathBuf>,
+    /// Print JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn classify(a: ClassifyCmd) -> anyhow::Result<()> {
+    let g = a.model.load()?;
+    let model = a.cost.model()?;
+    let set = parse_group(&g, &a.group)?;
+    g.check_group(&set, 0)?;
+    let device = default_device();
+    let clf: GnnClassifier = match &a.checkpoint {
+        Some(stem) => load_checkpoint(stem, &device)?,
+        None => shipped(kind(a.cost.fusion), &device)?,
+    };
+    let beta = model.config().buffer_bytes();
+    let p = clf.invalid_probability(&g, &set, beta)?;
+    let exact = model.evaluate(&g, &set)?;
+    if a.json {
+        let v = json!({
+            "model": g.name(), "cost_model": model.name(), "buffer_bytes": beta, "nodes": g.names(&set),
+            "probability_invalid": p, "predicted_valid": p <= 0.5,
+            "exact_valid": exact.valid, "exact_buffer_bytes": exact.buffer_bytes,
+        });
+        outln!("{}", serde_json::to_string_pretty(&v)?)?;
+    } else {
+        outln!(
+            "{} group of {} nodes, {} at β = {} bytes",
+            g.name(),
+            set.len(),
+            model.name(),
+            beta
+        )?;
+        outln!(
+            "GNN     P(invalid) = {p:.4} -> {}",
+            if p > 0.5 { "invalid" } else { "valid" }
+        )?;
+        outln!(
+            "exact   F_β = {} bytes -> {}",
+            exact.buffer_bytes,
+            if exact.valid { "valid" } else { "invalid" }
+        )?;
+    }
+    Ok(())
+}
