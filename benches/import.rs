@@ -5,7 +5,7 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use std::hint::black_box;
 
 fn import_resnet18(c: &mut Criterion) {
-    let Some(dir) = fuselage::onnx::reference_models_dir() else {
+    let Some(dir) = fuselage_onnx::reference_models_dir() else {
         eprintln!("skipping import_resnet18: FUSELAGE_MODELS not found");
         return;
     };
@@ -14,7 +14,7 @@ fn import_resnet18(c: &mut Criterion) {
     let mut group = c.benchmark_group("import");
     group.sample_size(20);
     group.bench_function("resnet18.onnx", |b| {
-        b.iter(|| fuselage::onnx::import_bytes(black_box(&bytes), &path).expect("imports"))
+        b.iter(|| fuselage_onnx::import_bytes(black_box(&bytes), &path).expect("imports"))
     });
     group.finish();
 }
@@ -22,10 +22,10 @@ fn import_resnet18(c: &mut Criterion) {
 fn build_zoo(c: &mut Criterion) {
     let mut group = c.benchmark_group("zoo");
     group.bench_function("resnet152", |b| {
-        b.iter(|| fuselage::zoo::build(black_box("resnet152")).expect("builds"))
+        b.iter(|| fuselage_zoo::build(black_box("resnet152")).expect("builds"))
     });
     group.bench_function("efficientnet_b3", |b| {
-        b.iter(|| fuselage::zoo::build(black_box("efficientnet_b3")).expect("builds"))
+        b.iter(|| fuselage_zoo::build(black_box("efficientnet_b3")).expect("builds"))
     });
     group.finish();
 }
