@@ -10,6 +10,8 @@
 //! - [`NodeSet`]: a bitset of nodes, the representation of a fusion group.
 //! - [`Plan`]: a partition into groups, checked by [`Graph::check_plan`] (partition, weakly
 //!   connected groups, acyclic graph of groups); a lone group by [`Graph::check_group`].
+//! - [`order`]: a group's nodes in id order, its internal edges, and the head/tail cuts that
+//!   sever an edge (with its enclosing skips).
 //! - [`sample`]: seeded random topological orders, plans and connected groups.
 //! - JSON ([`Graph::to_json`] / [`Graph::from_json`]), DOT ([`Graph::to_dot`]) and a structural
 //!   [`Graph::fingerprint`].
@@ -25,6 +27,7 @@ mod id;
 mod json;
 mod nodeset;
 mod op;
+pub mod order;
 mod plan;
 pub mod sample;
 mod shape;

@@ -1,0 +1,36 @@
+//! # fuselage-explain
+//!
+//! Why is a fusion group too big for the buffer, and where should it be cut? An
+//! [`Explainer`] scores every internal edge of a group for its share in the "invalid" verdict
+//! and selects the most responsible edges ([`Explanation`]); the explanation-guided splitter of
+//! `fuselage-split` cuts there.
+//!
+//! - [`Explainer`]: the trait (group and β in, scores and a selection out, seeded).
+//! - Baselines, always compiled: [`RandomExplainer`] (the floor) and [`CostExplainer`] (reads
+//!   the exact cost model: how much the buffer requirement falls when an edge is cut).
+//! - With the default `learned` feature, the explainers of Mills et al. over the GNN validity
+//!   classifier of `fuselage-gnn`, on burn: `GnnExplainer` (Ying et al. 2019, a soft edge mask
+//!   per instance), `PgExplainer` (Luo et al. 2020, an edge MLP trained across groups) and
+//!   `RgExplainer` (Shan et al. 2021, a seed locator and a policy that grows a connected
+//!   subgraph), with their training, shipped checkpoints and the fidelity metrics.
+//!
+//! ## Design
+//!
+//! Edges are numbered as [`fuselage_ir::order::GroupOrder::edges`] lists them, the order the
+//! classifier's edge weights follow, so a learned mask is an explanation without translation.
+//! The trait takes the group and β and nothing of the model: what an explainer explains is
+//! fixed when it is built, so a splitter can be generic over any explainer. The crate without
+//! `learned` has no burn in its tree, which keeps `fuselage-split` and `fuselage-search` light.
+#![warn(missing_docs)]
+
+mod cost;
+mod error;
+mod explainer;
+mod explanation;
+mod random;
+
+pub use cost::CostExplainer;
+pub use error::{ExplainError, Result};
+pub use explainer::Explainer;
+pub use explanation::{Explanation, Selection, group_edges};
+pub use random::RandomExplainer;
