@@ -3,7 +3,9 @@
 use thiserror::Error;
 
 /// Why a search could not run or finish.
-#[derive(Debug, Error, Clone, PartialEq, Eq)]
+///
+/// Not `Clone` or `PartialEq`, because [`SplitError`](fuselage_split::SplitError) is not.
+#[derive(Debug, Error)]
 pub enum SearchError {
     /// A budget of zero evaluations.
     #[error("the budget must allow at least one plan evaluation (budget 0 given)")]

@@ -6,6 +6,10 @@
 //! - [`Splitter`]: the trait (an invalid group in, valid groups out, or a reason it cannot).
 //! - [`RandomSplitter`]: the paper's baseline, random cuts along a topological order,
 //!   recursively, until every part is valid, ignoring DRAM.
+//! - [`GetSplitter`]: the paper's Algorithm 1, cuts where an
+//!   [`Explainer`](fuselage_explain::Explainer) says the group breaks β, choosing by DRAM,
+//!   memoised per group ([`SplitMemo`]), with the random splitter as its fallback (module
+//!   [`get`](mod@get)).
 //! - [`cut`]: the cut primitives every splitter and search mutation shares.
 //!
 //! ## Why a topological cut keeps the plan acyclic
@@ -20,9 +24,11 @@
 
 pub mod cut;
 mod error;
+pub mod get;
 mod random;
 mod splitter;
 
 pub use error::{Result, SplitError};
+pub use get::{GetSplitter, MemoStats, SplitMemo};
 pub use random::RandomSplitter;
 pub use splitter::{Split, SplitStats, Splitter};

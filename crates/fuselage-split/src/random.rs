@@ -7,7 +7,7 @@ use fuselage_cost::CostModel;
 use fuselage_ir::{Graph, NodeSet};
 use rand_chacha::ChaCha8Rng;
 use std::sync::Mutex;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// Random cuts, recursively, until every part is valid: the baseline of Mills et al., which
 /// ignores DRAM entirely.
@@ -56,16 +56,28 @@ impl<C: CostModel> RandomSplitter<C> {
         &self.model
     }
 
+    /// Whether `part` is done (a single node, or valid), timing the cost model.
+    fn done(&self, g: &Graph, part: &NodeSet, cost: &mut Duration) -> Result<bool> {
+        if part.is_singleton() {
+            return Ok(true);
+        }
+        let start = Instant::now();
+        let valid = self.model.is_valid(g, part);
+        *cost += start.elapsed();
+        Ok(valid?)
+    }
+
     fn split_into(
         &self,
         g: &Graph,
         group: NodeSet,
         rng: &mut ChaCha8Rng,
         out: &mut Vec<NodeSet>,
+        cost: &mut Duration,
     ) -> Result<()> {
         let mut stack = vec![group];
         while let Some(part) = stack.pop() {
-            if part.is_singleton() || self.model.is_valid(g, &part)? {
+            if self.done(g, &part, cost)? {
                 out.push(part);
                 continue;
             }
@@ -85,13 +97,17 @@ impl<C: CostModel> Splitter for RandomSplitter<C> {
     fn split(&self, g: &Graph, group: &NodeSet, rng: &mut ChaCha8Rng) -> Result<Split> {
         g.check_group(group, 0)?;
         let start = Instant::now();
+        let mut cost = Duration::ZERO;
         let mut groups = Vec::new();
-        let invalid = !(group.is_singleton() || self.model.is_valid(g, group)?);
-        self.split_into(g, group.clone(), rng, &mut groups)?;
+        let invalid = !self.done(g, group, &mut cost)?;
         if invalid {
+            self.split_into(g, group.clone(), rng, &mut groups, &mut cost)?;
             let mut s = self.stats.lock().unwrap_or_else(|e| e.into_inner());
             s.invalid_groups += 1;
             s.seconds += start.elapsed().as_secs_f64();
+            s.cost_seconds += cost.as_secs_f64();
+        } else {
+            groups.push(group.clone());
         }
         Ok(Split {
             groups,
@@ -129,7 +145,10 @@ mod tests {
             let c = lbdf.evaluate(&g, p).unwrap();
             assert!(c.valid || (p.len() == 1 && c.unfusable), "{:?}", g.names(p));
         }
-        assert_eq!(s.stats().unwrap().invalid_groups, 2);
-        assert_eq!(s.stats().unwrap().rectified, 0);
+        let stats = s.stats().unwrap();
+        assert_eq!(stats.invalid_groups, 2);
+        assert_eq!(stats.rectified, 0);
+        assert_eq!(stats.explanations, 0);
+        assert!(stats.cost_seconds > 0.0 && stats.cost_seconds <= stats.seconds);
     }
 }

@@ -15,14 +15,25 @@ pub struct Split {
 }
 
 /// Counters a splitter keeps over its life, for reports (rectify rate, time).
+///
+/// Only calls on invalid groups count (a valid group comes back whole at the price of one
+/// cost-model answer). The times nest: `seconds` holds everything, `explainer_seconds` the
+/// explainer's calls (including the cost-model calls an explainer such as
+/// `CostExplainer` makes itself), `cost_seconds` the splitter's own cost-model calls.
 #[derive(Copy, Clone, Debug, Default, PartialEq)]
 pub struct SplitStats {
-    /// Invalid groups the splitter was asked to split.
+    /// Invalid groups the splitter was asked to split (memo hits included).
     pub invalid_groups: u64,
     /// Of those, groups split without any random fallback.
     pub rectified: u64,
-    /// Seconds spent splitting.
+    /// Seconds spent splitting invalid groups, all told.
     pub seconds: f64,
+    /// Explainer calls made (0 for splitters without an explainer; memo hits make none).
+    pub explanations: u64,
+    /// Seconds spent in the explainer.
+    pub explainer_seconds: f64,
+    /// Seconds the splitter spent in the cost model, outside the explainer.
+    pub cost_seconds: f64,
 }
 
 impl SplitStats {
