@@ -5,7 +5,7 @@
 use crate::error::Result;
 use fuselage_cost::{CostModel, unfusable_nodes};
 use fuselage_ir::{Graph, NodeSet, Plan};
-use fuselage_split::Splitter;
+use fuselage_split::{SplitStats, Splitter};
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 use std::time::{Duration, Instant};
@@ -40,6 +40,7 @@ pub struct Problem<'a> {
     splitter: &'a dyn Splitter,
     unfusable: NodeSet,
     cost_time: std::cell::Cell<Duration>,
+    split_baseline: Option<SplitStats>,
 }
 
 impl<'a> Problem<'a> {
@@ -61,6 +62,7 @@ impl<'a> Problem<'a> {
             splitter,
             unfusable,
             cost_time: Default::default(),
+            split_baseline: splitter.stats(),
         })
     }
 
@@ -88,6 +90,35 @@ impl<'a> Problem<'a> {
     /// [`repair`](Self::repair) so far.
     pub fn cost_seconds(&self) -> f64 {
         self.cost_time.get().as_secs_f64()
+    }
+
+    /// The splitter's counters for the work done on this problem: what it counted since the
+    /// problem was built (a splitter may serve several problems), or `None` when the splitter
+    /// keeps no counters. Read it right after a run for that run's rectify rate and times.
+    ///
+    /// # Example
+    /// ```
+    /// use fuselage_cost::{Cached, CostConfig, Lbdf};
+    /// use fuselage_search::{Budget, Problem, RandomSearch, SearchStrategy};
+    /// use fuselage_split::RandomSplitter;
+    /// let g = fuselage_zoo::build("resnet18").unwrap();
+    /// let model = Cached::new(Lbdf::new(CostConfig::kib(128)?));
+    /// let splitter = RandomSplitter::new(&model);
+    /// let p = Problem::new(&g, &model, &splitter)?;
+    /// RandomSearch::default().run(&p, &Budget::new(20)?, 1)?;
+    /// let stats = p.split_stats().unwrap();
+    /// assert!(stats.invalid_groups > 0);
+    /// // A second problem over the same splitter starts from zero.
+    /// let q = Problem::new(&g, &model, &splitter)?;
+    /// assert_eq!(q.split_stats().unwrap().invalid_groups, 0);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn split_stats(&self) -> Option<SplitStats> {
+        let now = self.splitter.stats()?;
+        Some(match &self.split_baseline {
+            Some(before) => now.since(before),
+            None => now,
+        })
     }
 
     fn timed<T>(&self, f: impl FnOnce() -> T) -> T {

@@ -37,6 +37,27 @@ pub struct SplitStats {
 }
 
 impl SplitStats {
+    /// What was counted after `earlier`, a snapshot of the same splitter: the stats of the
+    /// work in between (one search run, say).
+    ///
+    /// ```
+    /// use fuselage_split::SplitStats;
+    /// let before = SplitStats { invalid_groups: 3, rectified: 2, ..Default::default() };
+    /// let after = SplitStats { invalid_groups: 7, rectified: 5, ..Default::default() };
+    /// assert_eq!(after.since(&before).invalid_groups, 4);
+    /// assert_eq!(after.since(&before).rectify_rate(), 0.75);
+    /// ```
+    pub fn since(&self, earlier: &SplitStats) -> SplitStats {
+        SplitStats {
+            invalid_groups: self.invalid_groups.saturating_sub(earlier.invalid_groups),
+            rectified: self.rectified.saturating_sub(earlier.rectified),
+            seconds: (self.seconds - earlier.seconds).max(0.0),
+            explanations: self.explanations.saturating_sub(earlier.explanations),
+            explainer_seconds: (self.explainer_seconds - earlier.explainer_seconds).max(0.0),
+            cost_seconds: (self.cost_seconds - earlier.cost_seconds).max(0.0),
+        }
+    }
+
     /// Rectified over invalid groups (1 when none was met).
     pub fn rectify_rate(&self) -> f64 {
         if self.invalid_groups == 0 {
