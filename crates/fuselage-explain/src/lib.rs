@@ -8,6 +8,7 @@
 //! - [`Explainer`]: the trait (group and β in, scores and a selection out, seeded).
 //! - Baselines, always compiled: [`RandomExplainer`] (the floor) and [`CostExplainer`] (reads
 //!   the exact cost model: how much the buffer requirement falls when an edge is cut).
+//! - [`render`]: an explanation drawn as DOT or SVG, edges weighted by importance.
 //! - With the default `learned` feature, the explainers of Mills et al. over the GNN validity
 //!   classifier of `fuselage-gnn`, on burn: `GnnExplainer` (Ying et al. 2019, a soft edge mask
 //!   per instance), `PgExplainer` (Luo et al. 2020, an edge MLP trained across groups) and
@@ -27,10 +28,15 @@ mod cost;
 mod error;
 mod explainer;
 mod explanation;
+#[cfg(feature = "learned")]
+pub mod learned;
 mod random;
+pub mod render;
 
 pub use cost::CostExplainer;
 pub use error::{ExplainError, Result};
 pub use explainer::Explainer;
 pub use explanation::{Explanation, Selection, group_edges};
+#[cfg(feature = "learned")]
+pub use learned::{GnnExplainer, PgExplainer, RgExplainer};
 pub use random::RandomExplainer;

@@ -1,0 +1,124 @@
+//! Trains the shipped PG and RG explainers and scores every explainer on held-out groups.
+//!
+//! ```text
+//! cargo run -p fuselage-explain --example explainers -- train [lbdf|brr]...   # writes checkpoints/
+//! cargo run -p fuselage-explain --example explainers -- evaluate [lbdf|brr]... # prints the table
+//! ```
+//!
+//! `evaluate` prints the Markdown table of `docs/explainers.md`.
+
+use anyhow::{Context, bail};
+use fuselage_cost::{CostConfig, CostModel};
+use fuselage_explain::learned::{
+    ExplainSet, ExplainSetConfig, GnnExplainer, PgConfig, PgExplainer, RgConfig, RgExplainer,
+    evaluate_explainer, shipped_pg, shipped_rg,
+};
+use fuselage_explain::{CostExplainer, ExplainError, Explainer, Explanation, RandomExplainer};
+use fuselage_gnn::{CostKind, default_device, shipped};
+use fuselage_ir::{Graph, NodeSet};
+use rand_chacha::ChaCha8Rng;
+use std::path::PathBuf;
+
+/// Training groups per network (nine networks).
+const TRAIN_PER_NETWORK: usize = 64;
+/// Held-out groups per network (resnet50, resnet152).
+const HELD_OUT_PER_NETWORK: usize = 100;
+
+/// The exact cost model at whatever β it is asked about.
+struct CostAtBeta(CostKind);
+
+impl Explainer for CostAtBeta {
+    fn name(&self) -> &str {
+        "cost"
+    }
+    fn explain(
+        &self,
+        g: &Graph,
+        group: &NodeSet,
+        beta: u64,
+        rng: &mut ChaCha8Rng,
+    ) -> Result<Explanation, ExplainError> {
+        let model: Box<dyn CostModel> = self.0.model(CostConfig::new(beta)?);
+        CostExplainer::new(model).explain(g, group, beta, rng)
+    }
+}
+
+fn main() -> anyhow::Result<()> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let Some(cmd) = args.first() else {
+        bail!("usage: explainers train|evaluate [lbdf|brr]...");
+    };
+    let kinds: Vec<CostKind> = if args.len() > 1 {
+        args[1..]
+            .iter()
+            .map(|a| CostKind::from_name(a).with_context(|| format!("no cost model {a}")))
+            .collect::<anyhow::Result<_>>()?
+    } else {
+        vec![CostKind::Lbdf, CostKind::Brr]
+    };
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("checkpoints");
+    let device = default_device();
+    for kind in kinds {
+        let clf = shipped(kind, &device)?;
+        match cmd.as_str() {
+            "train" => {
+                let set =
+                    ExplainSet::collect(&ExplainSetConfig::training(11, TRAIN_PER_NETWORK), &clf)?;
+                eprintln!("{}: {} training groups", kind.name(), set.instances.len());
+                let (pg, report) =
+                    PgExplainer::train(clf.clone(), &set, PgConfig::default(), |e| {
+                        eprintln!(
+                            "pg epoch {:2} loss {:.4} τ {:.2} {:.1} s",
+                            e.epoch, e.loss, e.temperature, e.seconds
+                        )
+                    })?;
+                pg.save(dir.join(format!("pg_{}", kind.name())), &report)?;
+                let (rg, report) =
+                    RgExplainer::train(clf.clone(), &set, RgConfig::default(), |e| {
+                        eprintln!(
+                            "rg epoch {:2} reward {:.4} nodes {:.1} kept {:.3} {:.1} s",
+                            e.epoch, e.reward, e.nodes, e.kept_verdict, e.seconds
+                        )
+                    })?;
+                rg.save(dir.join(format!("rg_{}", kind.name())), &report)?;
+            }
+            "evaluate" => {
+                let set = ExplainSet::collect(
+                    &ExplainSetConfig::held_out(23, HELD_OUT_PER_NETWORK),
+                    &clf,
+                )?;
+                println!(
+                    "\n### {} classifier, {} held-out invalid groups (resnet50, resnet152)\n",
+                    kind.name().to_uppercase(),
+                    set.instances.len()
+                );
+                println!(
+                    "| explainer | fidelity+ ↑ | fidelity− ↓ | sparsity | top cut lowers F_β | top cut valid | ms / group |"
+                );
+                println!("| --- | ---: | ---: | ---: | ---: | ---: | ---: |");
+                let explainers: Vec<Box<dyn Explainer>> = vec![
+                    Box::new(RandomExplainer::default()),
+                    Box::new(CostAtBeta(kind)),
+                    Box::new(GnnExplainer::new(clf.clone())),
+                    Box::new(shipped_pg(clf.clone())?),
+                    Box::new(shipped_rg(clf.clone())?),
+                ];
+                for e in &explainers {
+                    let m = evaluate_explainer(e.as_ref(), &clf, &set, 5)?;
+                    println!(
+                        "| {} | {:.4} | {:.4} | {:.3} | {:.3} | {:.3} | {:.2} |",
+                        m.explainer,
+                        m.fidelity_plus,
+                        m.fidelity_minus,
+                        m.sparsity,
+                        m.top_cut_lowers,
+                        m.top_cut_valid,
+                        m.seconds_per_group * 1e3
+                    );
+                }
+            }
+            other => bail!("unknown command {other}: train or evaluate"),
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,150 @@
+//! Invalid groups to train explainers on and to score them with ([`ExplainSet`]).
+
+use crate::error::{ExplainError, Result};
+use fuselage_cost::CostConfig;
+use fuselage_gnn::{
+    BETAS_KIB, CostKind, GnnClassifier, GroupGraph, HELD_OUT_NETWORKS, PAPER_NETWORKS,
+};
+use fuselage_ir::{Graph, NodeSet, sample};
+use rand::{RngExt, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use serde::{Deserialize, Serialize};
+
+/// Which groups an [`ExplainSet`] holds.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ExplainSetConfig {
+    /// Zoo networks the groups come from.
+    pub networks: Vec<String>,
+    /// Groups kept per network.
+    pub per_network: usize,
+    /// Smallest group kept (nodes).
+    pub min_nodes: usize,
+    /// Longest group a random plan may draw.
+    pub max_nodes: usize,
+    /// Buffer sizes drawn from, KiB.
+    pub betas_kib: Vec<u64>,
+    /// Seed of every draw.
+    pub seed: u64,
+}
+
+impl ExplainSetConfig {
+    /// Groups of the classifier's nine training networks: what PG and RG train on.
+    pub fn training(seed: u64, per_network: usize) -> Self {
+        ExplainSetConfig {
+            networks: PAPER_NETWORKS.iter().map(|(n, _)| n.to_string()).collect(),
+            per_network,
+            min_nodes: 6,
+            max_nodes: 64,
+            betas_kib: BETAS_KIB.to_vec(),
+            seed,
+        }
+    }
+
+    /// Groups of resnet50 and resnet152, which neither the classifier nor the explainers saw:
+    /// what `docs/explainers.md` scores on.
+    pub fn held_out(seed: u64, per_network: usize) -> Self {
+        ExplainSetConfig {
+            networks: HELD_OUT_NETWORKS.iter().map(|n| n.to_string()).collect(),
+            ..Self::training(seed, per_network)
+        }
+    }
+}
+
+/// One invalid group at one β.
+#[derive(Clone, Debug)]
+pub struct Instance {
+    /// Index of its graph in [`ExplainSet::graphs`].
+    pub graph: usize,
+    /// The group.
+    pub group: NodeSet,
+    /// β, bytes.
+    pub beta_bytes: u64,
+    /// The group encoded for the classifier.
+    pub encoded: GroupGraph,
+    /// The classifier's "invalid" logit on the whole group.
+    pub logit: f32,
+}
+
+/// Groups of random fusion plans that are invalid by the exact cost model and that the
+/// classifier also calls invalid: the verdicts an explainer is asked to explain.
+#[derive(Clone, Debug)]
+pub struct ExplainSet {
+    /// The networks, in [`ExplainSetConfig::networks`] order.
+    pub graphs: Vec<Graph>,
+    /// The instances, network by network.
+    pub instances: Vec<Instance>,
+}
+
+impl ExplainSet {
+    /// Draws groups from random plans (a random topological order cut into runs of up to
+    /// `max_nodes`), each at a random β of the list, until `per_network` invalid ones per
+    /// network are kept (or 200 plans per network were drawn).
+    ///
+    /// # Errors
+    /// [`ExplainError::Config`] for an unknown network or cost model; classifier errors.
+    pub fn collect(cfg: &ExplainSetConfig, clf: &GnnClassifier) -> Result<Self> {
+        let kind = CostKind::from_name(&clf.cost_model).ok_or_else(|| {
+            ExplainError::Config(format!("unknown cost model {}", clf.cost_model))
+        })?;
+        if cfg.betas_kib.is_empty() || cfg.max_nodes < cfg.min_nodes.max(2) {
+            return Err(ExplainError::Config(
+                "an explain set needs a β and max_nodes ≥ min_nodes ≥ 2".into(),
+            ));
+        }
+        let mut graphs = Vec::new();
+        let mut instances = Vec::new();
+        for (gi, name) in cfg.networks.iter().enumerate() {
+            let g = fuselage_zoo_build(name)?;
+            let mut rng =
+                ChaCha8Rng::seed_from_u64(cfg.seed ^ (gi as u64).wrapping_mul(0x9e37_79b9));
+            let mut kept = 0;
+            for _ in 0..200 {
+                if kept >= cfg.per_network {
+                    break;
+                }
+                let max_len = rng.random_range(cfg.min_nodes..=cfg.max_nodes);
+                let plan = sample::random_plan(&g, max_len, &mut rng);
+                let beta = cfg.betas_kib[rng.random_range(0..cfg.betas_kib.len())] * 1024;
+                let model = kind.model(CostConfig::new(beta)?);
+                let mut cands = Vec::new();
+                for grp in plan.groups {
+                    if grp.len() >= cfg.min_nodes && !model.evaluate(&g, &grp)?.valid {
+                        cands.push(grp);
+                    }
+                }
+                if cands.is_empty() {
+                    continue;
+                }
+                let encoded: Vec<GroupGraph> = cands
+                    .iter()
+                    .map(|s| GroupGraph::new(&g, s))
+                    .collect::<fuselage_gnn::Result<_>>()?;
+                let items: Vec<_> = encoded.iter().map(|e| (e, beta, None)).collect();
+                let logits = clf.logits(&items)?;
+                for ((grp, enc), z) in cands.into_iter().zip(encoded).zip(logits) {
+                    if z > 0.0 && kept < cfg.per_network {
+                        instances.push(Instance {
+                            graph: gi,
+                            group: grp,
+                            beta_bytes: beta,
+                            encoded: enc,
+                            logit: z,
+                        });
+                        kept += 1;
+                    }
+                }
+            }
+            graphs.push(g);
+        }
+        Ok(ExplainSet { graphs, instances })
+    }
+
+    /// The graph of an instance.
+    pub fn graph_of(&self, inst: &Instance) -> &Graph {
+        &self.graphs[inst.graph]
+    }
+}
+
+fn fuselage_zoo_build(name: &str) -> Result<Graph> {
+    fuselage_zoo::build(name).map_err(|e| ExplainError::Config(e.to_string()))
+}

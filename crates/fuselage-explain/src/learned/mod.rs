@@ -1,0 +1,122 @@
+//! The learned explainers of Mills et al. over the GNN validity classifier, on burn.
+//!
+//! ## Design
+//!
+//! All three explain the classifier's verdict on one group through the same door: the
+//! classifier's edge weights. A weight multiplies the messages of one internal edge (both
+//! directions), so a soft mask in [0, 1] per edge, made to require gradients on an autodiff
+//! device, is learnt through the unchanged network. The network's own weights stay on the
+//! plain device: burn treats them as constants when they meet autodiff tensors, so a backward
+//! pass computes only what the mask needs.
+//!
+//! - [`GnnExplainer`]: one mask per instance, optimised by Adam.
+//! - [`PgExplainer`]: an MLP maps the classifier's embeddings of an edge's endpoints and of the
+//!   group to the edge's logit; trained once across many groups, then one forward pass.
+//! - [`RgExplainer`]: a seed locator and a growth policy over the same embeddings; the grown
+//!   connected subgraph is the explanation.
+//!
+//! The classifier is confident on most invalid groups, where `σ(z)` saturates and the gradient
+//! of `−log σ(z)` vanishes. The prediction terms therefore read the logit at a temperature
+//! `T = max(1, |z₀| / 4)` (`z₀` the unmasked logit), which keeps the objective's optimum and
+//! its gradients informative; `docs/explainers.md` records it.
+
+mod checkpoint;
+mod data;
+mod gnne;
+mod metrics;
+mod pg;
+mod rg;
+
+pub use checkpoint::ExplainerMeta;
+pub use data::{ExplainSet, ExplainSetConfig, Instance};
+pub use gnne::{GnnExplainer, GnnExplainerConfig};
+pub use metrics::{ExplainerMetrics, evaluate_explainer, fidelity};
+pub use pg::{EdgeMlp, PgConfig, PgEpoch, PgExplainer, PgReport, shipped_pg};
+pub use rg::{RgConfig, RgEpoch, RgExplainer, RgPolicy, RgReport, shipped_rg};
+
+use crate::error::{ExplainError, Result};
+use burn::prelude::*;
+use fuselage_gnn::features::{DeviceBatch, DeviceEdges};
+use fuselage_gnn::{GnnClassifier, GraphBatch, GroupGraph};
+
+/// The temperature at which the prediction terms read the logit `z0`.
+pub(crate) fn logit_temperature(z0: f32) -> f32 {
+    (z0.abs() / 4.0).max(1.0)
+}
+
+/// Per-edge mask `[E]` to per-message weights `[2E, 1]`, in the order [`GraphBatch::push`]
+/// lays messages out (both directions of edge 0, then of edge 1, ...).
+pub(crate) fn message_weights(mask: Tensor<1>) -> Tensor<2> {
+    let [e] = mask.dims();
+    mask.reshape([e, 1]).repeat_dim(1, 2).reshape([2 * e, 1])
+}
+
+/// `batch` with its message weights replaced.
+pub(crate) fn with_weights(batch: &DeviceBatch, weights: Tensor<2>) -> DeviceBatch {
+    let mut b = batch.clone();
+    if let Some(e) = b.edges.as_mut() {
+        *e = DeviceEdges {
+            src: e.src.clone(),
+            dst: e.dst.clone(),
+            weights: Some(weights),
+        };
+    }
+    b
+}
+
+/// One group at one β, encoded and on the classifier's device.
+pub(crate) fn device_batch(
+    clf: &GnnClassifier,
+    groups: &[(&GroupGraph, u64)],
+) -> Result<DeviceBatch> {
+    let mut b = GraphBatch::new();
+    for (gg, beta) in groups {
+        b.push(gg, *beta as f64, None)?;
+    }
+    Ok(b.to_device(&clf.device))
+}
+
+/// Reads a float tensor back to the host.
+pub(crate) fn host<const D: usize>(t: Tensor<D>) -> Result<Vec<f32>> {
+    t.into_data()
+        .convert::<f32>()
+        .try_to_vec::<f32>()
+        .map_err(|e| ExplainError::Checkpoint(format!("reading a tensor back: {e:?}")))
+}
+
+/// The temperature-scaled "keep the verdict" loss of logits `z` whose unmasked values were
+/// `z0`: `Σ softplus(−sign(z0)·z/T(z0))`.
+pub(crate) fn keep_verdict_loss(z: Tensor<1>, z0: &[f32]) -> Tensor<1> {
+    let device = z.device();
+    let scale: Vec<f32> = z0
+        .iter()
+        .map(|&z| if z >= 0.0 { -1.0 } else { 1.0 } / logit_temperature(z))
+        .collect();
+    let n = scale.len();
+    let s = Tensor::<1>::from_data(TensorData::new(scale, [n]), &device);
+    burn::tensor::activation::softplus(z * s, 1.0).sum()
+}
+
+/// The edge scores an explainer gives the probe groups of `fuselage_gnn::probe_groups` at
+/// [`fuselage_gnn::PROBE_BETA`]: what a checkpoint records, and a load must reproduce.
+///
+/// # Errors
+/// The explainer's errors.
+pub fn probe_scores(
+    mut scores: impl FnMut(&GroupGraph, u64) -> Result<Vec<f32>>,
+) -> Result<Vec<Vec<f32>>> {
+    let (g, groups) = fuselage_gnn::probe_groups()?;
+    groups
+        .iter()
+        .map(|s| scores(&GroupGraph::new(&g, s)?, fuselage_gnn::PROBE_BETA))
+        .collect()
+}
+
+/// Mean binary entropy of a mask in (0, 1).
+pub(crate) fn mask_entropy(m: Tensor<1>) -> Tensor<1> {
+    let eps = 1e-6;
+    let one_minus = m.clone().neg().add_scalar(1.0);
+    let h =
+        m.clone() * m.add_scalar(eps).log() + one_minus.clone() * one_minus.add_scalar(eps).log();
+    h.mean().neg()
+}

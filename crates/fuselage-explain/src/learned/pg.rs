@@ -1,0 +1,355 @@
+//! [`PgExplainer`] (Luo et al. 2020): an edge MLP over the classifier's embeddings, trained
+//! across groups.
+
+use super::checkpoint::{self, ExplainerMeta};
+use super::{
+    ExplainSet, device_batch, host, keep_verdict_loss, mask_entropy, message_weights, probe_scores,
+    with_weights,
+};
+use crate::error::{ExplainError, Result};
+use crate::explainer::Explainer;
+use crate::explanation::{Explanation, Selection, group_edges};
+use burn::nn::{Linear, LinearConfig};
+use burn::optim::{AdamConfig, GradientsParams};
+use burn::prelude::*;
+use burn::tensor::activation::{relu, sigmoid};
+use fuselage_gnn::features::DeviceBatch;
+use fuselage_gnn::{CostKind, GnnClassifier, GroupGraph};
+use fuselage_ir::{Graph, NodeSet};
+use rand::seq::SliceRandom;
+use rand::{RngExt, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+use std::time::Instant;
+
+/// PGExplainer's settings. Epochs as in the paper (25); the rest as PyTorch Geometric's
+/// PGExplainer (MLP of 64, Adam at 0.003, temperature from 5 down to 1, entropy weight 1),
+/// with a mask-size weight of 0.01 per edge.
+#[derive(Copy, Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PgConfig {
+    /// Hidden width of the edge MLP.
+    pub hidden: usize,
+    /// Passes over the training groups.
+    pub epochs: usize,
+    /// Groups per optimiser step.
+    pub batch_size: usize,
+    /// Adam's learning rate.
+    pub learning_rate: f64,
+    /// Concrete-relaxation temperature at the first and at the last epoch (geometric schedule).
+    pub temperature: (f32, f32),
+    /// Weight of the mask-size term (mean of the mask per group).
+    pub size_weight: f32,
+    /// Weight of the mask-entropy term.
+    pub entropy_weight: f32,
+    /// Seed of the initial weights, the shuffles and the relaxation noise.
+    pub seed: u64,
+    /// How many edges are selected.
+    pub selection: Selection,
+}
+
+impl Default for PgConfig {
+    fn default() -> Self {
+        PgConfig {
+            hidden: 64,
+            epochs: 25,
+            batch_size: 16,
+            learning_rate: 0.003,
+            temperature: (5.0, 1.0),
+            size_weight: 0.01,
+            entropy_weight: 1.0,
+            seed: 0,
+            selection: Selection::default(),
+        }
+    }
+}
+
+/// The edge MLP: `[h_u, h_v, h_G] → hidden → logit`.
+#[derive(Module, Debug)]
+pub struct EdgeMlp {
+    first: Linear,
+    out: Linear,
+}
+
+impl EdgeMlp {
+    fn init(embed: usize, hidden: usize, device: &Device) -> Self {
+        EdgeMlp {
+            first: LinearConfig::new(3 * embed, hidden).init(device),
+            out: LinearConfig::new(hidden, 1).init(device),
+        }
+    }
+
+    /// Edge logits `[E]` from node embeddings `[N, H]` and mean group embeddings `[G, H]`.
+    fn forward(&self, emb: Tensor<2>, graph_emb: Tensor<2>, idx: &EdgeIndex) -> Tensor<1> {
+        let x = Tensor::cat(
+            vec![
+                emb.clone().select(0, idx.src.clone()),
+                emb.select(0, idx.dst.clone()),
+                graph_emb.select(0, idx.graph.clone()),
+            ],
+            1,
+        );
+        let [e, _] = x.dims();
+        self.out.forward(relu(self.first.forward(x))).reshape([e])
+    }
+}
+
+/// Edge endpoints and owners of a batch, as global node indices.
+pub(crate) struct EdgeIndex {
+    pub(crate) src: Tensor<1, Int>,
+    pub(crate) dst: Tensor<1, Int>,
+    pub(crate) graph: Tensor<1, Int>,
+    /// `[G, 1]` node counts, to turn the classifier's sum readout into a mean.
+    pub(crate) counts: Tensor<2>,
+}
+
+impl EdgeIndex {
+    pub(crate) fn new(groups: &[&GroupGraph], device: &Device) -> Self {
+        let (mut src, mut dst, mut graph, mut counts) = (vec![], vec![], vec![], vec![]);
+        let mut base = 0i64;
+        for (gi, gg) in groups.iter().enumerate() {
+            for &(u, v) in &gg.edges {
+                src.push(base + i64::from(u));
+                dst.push(base + i64::from(v));
+                graph.push(gi as i64);
+            }
+            counts.push(gg.len() as f32);
+            base += gg.len() as i64;
+        }
+        let int = |v: Vec<i64>| {
+            let n = v.len();
+            Tensor::<1, Int>::from_data(TensorData::new(v, [n]), device)
+        };
+        let g = counts.len();
+        EdgeIndex {
+            src: int(src),
+            dst: int(dst),
+            graph: int(graph),
+            counts: Tensor::<2>::from_data(TensorData::new(counts, [g, 1]), device),
+        }
+    }
+}
+
+/// Node embeddings (`ln(1 + h)` of the classifier's last layer) and their mean per group.
+pub(crate) fn embeddings(
+    clf: &GnnClassifier,
+    batch: &DeviceBatch,
+    idx: &EdgeIndex,
+) -> (Tensor<2>, Tensor<2>) {
+    // ReLU embeddings grow with the group; log1p keeps their order and tames the scale for
+    // the MLPs, element by element (so a batch gives each group what it gets alone).
+    let emb = clf.model.embed(batch).log1p();
+    let graph_emb = clf.model.readout(emb.clone(), batch) / idx.counts.clone();
+    (emb, graph_emb)
+}
+
+/// One epoch of PGExplainer training.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PgEpoch {
+    /// 1-based.
+    pub epoch: usize,
+    /// Mean loss per group.
+    pub loss: f64,
+    /// Relaxation temperature.
+    pub temperature: f32,
+    /// Seconds since training started.
+    pub seconds: f64,
+}
+
+/// What PGExplainer training did.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PgReport {
+    /// Groups trained on.
+    pub instances: usize,
+    /// Every epoch.
+    pub epochs: Vec<PgEpoch>,
+    /// Wall-clock seconds.
+    pub seconds: f64,
+}
+
+/// PGExplainer over a GNN classifier: an MLP reads the classifier's embeddings of each edge's
+/// endpoints and of the group (mean of its nodes) and gives the edge's logit; the scores are
+/// the logits' sigmoid. Trained across many groups ([`PgExplainer::train`]) with a concrete
+/// relaxation, `σ((log ε − log(1−ε) + ω)/τ)`, to keep the classifier's verdict with a small,
+/// nearly binary mask; explaining is then one forward pass.
+pub struct PgExplainer {
+    clf: GnnClassifier,
+    mlp: EdgeMlp,
+    config: PgConfig,
+}
+
+impl PgExplainer {
+    /// Trains an explainer for `clf` on `set`'s groups, calling `progress` after each epoch.
+    ///
+    /// # Errors
+    /// [`ExplainError::Config`] for an empty set or zero epochs or batch size; classifier errors.
+    pub fn train(
+        clf: GnnClassifier,
+        set: &ExplainSet,
+        config: PgConfig,
+        mut progress: impl FnMut(&PgEpoch),
+    ) -> Result<(Self, PgReport)> {
+        config.selection.check()?;
+        if set.instances.is_empty() || config.epochs == 0 || config.batch_size == 0 {
+            return Err(ExplainError::Config(
+                "PGExplainer training needs groups, epochs and a batch size".into(),
+            ));
+        }
+        let start = Instant::now();
+        let ad = clf.device.clone().autodiff();
+        ad.seed(config.seed);
+        let mut mlp = EdgeMlp::init(clf.config.hidden, config.hidden, &ad);
+        let mut optim = AdamConfig::new().init();
+        let mut rng = ChaCha8Rng::seed_from_u64(config.seed ^ 0x9e);
+        let mut order: Vec<usize> = (0..set.instances.len()).collect();
+        let mut epochs = Vec::with_capacity(config.epochs);
+        let (t0, t1) = config.temperature;
+        for epoch in 1..=config.epochs {
+            let frac = (epoch - 1) as f32 / (config.epochs.max(2) - 1) as f32;
+            let tau = t0 * (t1 / t0).powf(frac);
+            order.shuffle(&mut rng);
+            let mut loss_sum = 0.0;
+            for chunk in order.chunks(config.batch_size) {
+                let insts: Vec<_> = chunk.iter().map(|&i| &set.instances[i]).collect();
+                let ggs: Vec<&GroupGraph> = insts.iter().map(|i| &i.encoded).collect();
+                let items: Vec<_> = insts.iter().map(|i| (&i.encoded, i.beta_bytes)).collect();
+                let batch = device_batch(&clf, &items)?;
+                let idx = EdgeIndex::new(&ggs, &clf.device);
+                let (emb, graph_emb) = embeddings(&clf, &batch, &idx);
+                let logits = mlp.forward(emb, graph_emb, &idx);
+                let [e] = logits.dims();
+                if e == 0 {
+                    continue;
+                }
+                let noise: Vec<f32> = (0..e)
+                    .map(|_| {
+                        let u: f32 = rng.random_range(1e-4..1.0 - 1e-4);
+                        u.ln() - (1.0 - u).ln()
+                    })
+                    .collect();
+                let noise = Tensor::<1>::from_data(TensorData::new(noise, [e]), &ad);
+                let gate = sigmoid((logits + noise).div_scalar(tau));
+                let z = clf
+                    .model
+                    .forward(&with_weights(&batch, message_weights(gate.clone())));
+                let z0: Vec<f32> = insts.iter().map(|i| i.logit).collect();
+                let groups = insts.len() as f32;
+                let loss = keep_verdict_loss(z, &z0).div_scalar(groups)
+                    + gate.clone().mean().mul_scalar(config.size_weight)
+                    + mask_entropy(gate).mul_scalar(config.entropy_weight);
+                loss_sum += f64::from(host(loss.clone().detach())?[0]) * f64::from(groups);
+                let grads = GradientsParams::from_grads(loss.backward(), &mlp);
+                mlp = optim.step(config.learning_rate, mlp, grads);
+            }
+            let stats = PgEpoch {
+                epoch,
+                loss: loss_sum / set.instances.len() as f64,
+                temperature: tau,
+                seconds: start.elapsed().as_secs_f64(),
+            };
+            progress(&stats);
+            epochs.push(stats);
+        }
+        let report = PgReport {
+            instances: set.instances.len(),
+            epochs,
+            seconds: start.elapsed().as_secs_f64(),
+        };
+        let mlp = mlp.valid();
+        Ok((PgExplainer { clf, mlp, config }, report))
+    }
+
+    /// The settings.
+    pub fn config(&self) -> &PgConfig {
+        &self.config
+    }
+
+    /// Edge scores (in (0, 1), edge order) of an encoded group at `beta_bytes`.
+    ///
+    /// # Errors
+    /// Classifier errors.
+    pub fn scores(&self, gg: &GroupGraph, beta_bytes: u64) -> Result<Vec<f32>> {
+        if gg.edges.is_empty() {
+            return Ok(Vec::new());
+        }
+        let batch = device_batch(&self.clf, &[(gg, beta_bytes)])?;
+        let idx = EdgeIndex::new(&[gg], &self.clf.device);
+        let (emb, graph_emb) = embeddings(&self.clf, &batch, &idx);
+        host(sigmoid(self.mlp.forward(emb, graph_emb, &idx)))
+    }
+
+    /// Saves the explainer as `<stem>.bpk` and `<stem>.json` with its training report.
+    ///
+    /// # Errors
+    /// [`ExplainError::Checkpoint`].
+    pub fn save(&self, stem: impl AsRef<Path>, report: &PgReport) -> Result<()> {
+        let meta = ExplainerMeta {
+            explainer: "pg".into(),
+            cost_model: self.clf.cost_model.clone(),
+            config: serde_json::to_value(self.config).expect("config serialises"),
+            report: serde_json::to_value(report).expect("report serialises"),
+            probe: probe_scores(|gg, beta| self.scores(gg, beta))?,
+        };
+        checkpoint::write(stem.as_ref(), &checkpoint::module_bytes(&self.mlp)?, &meta)
+    }
+
+    fn from_parts(clf: GnnClassifier, weights: &[u8], meta: &ExplainerMeta) -> Result<Self> {
+        if meta.explainer != "pg" || meta.cost_model != clf.cost_model {
+            return Err(ExplainError::Checkpoint(format!(
+                "a {} checkpoint for {} cannot explain the {} classifier as pg",
+                meta.explainer, meta.cost_model, clf.cost_model
+            )));
+        }
+        let config: PgConfig = serde_json::from_value(meta.config.clone())
+            .map_err(|e| ExplainError::Checkpoint(format!("pg settings: {e}")))?;
+        let init = EdgeMlp::init(clf.config.hidden, config.hidden, &clf.device);
+        let mlp = checkpoint::module_from_bytes(init, weights, "the pg explainer")?;
+        Ok(PgExplainer { clf, mlp, config })
+    }
+
+    /// Loads a checkpoint written by [`save`](Self::save) for `clf`.
+    ///
+    /// # Errors
+    /// [`ExplainError::Checkpoint`] for missing or mismatched files.
+    pub fn load(stem: impl AsRef<Path>, clf: GnnClassifier) -> Result<Self> {
+        let (weights, meta) = checkpoint::read(stem.as_ref())?;
+        Self::from_parts(clf, &weights, &meta)
+    }
+}
+
+/// The PGExplainer shipped for `clf`'s cost model.
+///
+/// # Errors
+/// [`ExplainError::Checkpoint`] if none was shipped or it does not fit `clf`.
+pub fn shipped_pg(clf: GnnClassifier) -> Result<PgExplainer> {
+    let kind = CostKind::from_name(&clf.cost_model)
+        .ok_or_else(|| ExplainError::Checkpoint(format!("no cost model {}", clf.cost_model)))?;
+    let (w, meta) = checkpoint::shipped("pg", kind)?;
+    PgExplainer::from_parts(clf, w, &meta)
+}
+
+impl Explainer for PgExplainer {
+    fn name(&self) -> &str {
+        "pg"
+    }
+
+    fn explain(
+        &self,
+        g: &Graph,
+        group: &NodeSet,
+        beta_bytes: u64,
+        _rng: &mut ChaCha8Rng,
+    ) -> Result<Explanation> {
+        let (order, edges) = group_edges(g, group)?;
+        let gg = GroupGraph::new(g, group)?;
+        let scores = self.scores(&gg, beta_bytes)?;
+        Explanation::from_scores(
+            self.name(),
+            &order,
+            edges,
+            scores,
+            None,
+            &self.config.selection,
+        )
+    }
+}

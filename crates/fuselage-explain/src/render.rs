@@ -1,0 +1,198 @@
+//! Drawing an explanation: the group with its edges weighted by importance, as Graphviz DOT or
+//! as an SVG picture (plotters; no Graphviz needed).
+//!
+//! Both draw every node of the group with its ONNX name and op, and every internal edge with a
+//! width and a colour (grey to red) that grow with its score; the selected edges carry their
+//! rank. The SVG lays the group out top to bottom by depth (longest path from the group's
+//! entry nodes), one row per depth.
+
+use crate::error::{ExplainError, Result};
+use crate::explanation::Explanation;
+use fuselage_ir::Graph;
+use std::fmt::Write as _;
+use std::path::Path;
+
+/// Scores scaled to [0, 1] by the group's best (all 0 when no edge scores above 0).
+fn normalised(e: &Explanation) -> Vec<f64> {
+    let top = e.edge_scores.iter().copied().fold(0.0f32, f32::max);
+    e.edge_scores
+        .iter()
+        .map(|&s| {
+            if top > 0.0 {
+                f64::from((s / top).max(0.0))
+            } else {
+                0.0
+            }
+        })
+        .collect()
+}
+
+fn rank_of(e: &Explanation) -> Vec<Option<usize>> {
+    let mut r = vec![None; e.edges.len()];
+    for (rank, &i) in e.selected.iter().enumerate() {
+        r[i] = Some(rank + 1);
+    }
+    r
+}
+
+/// Grey (0) to red (1).
+fn colour(t: f64) -> (u8, u8, u8) {
+    let lerp = |a: f64, b: f64| (a + (b - a) * t).round() as u8;
+    (lerp(170.0, 215.0), lerp(170.0, 25.0), lerp(170.0, 30.0))
+}
+
+fn escape(s: &str) -> String {
+    s.replace('\\', "\\\\").replace('"', "\\\"")
+}
+
+/// The explanation as a Graphviz digraph: edge `penwidth` 1 to 7 and colour by score, the
+/// selected edges labelled `#rank score`.
+pub fn to_dot(g: &Graph, e: &Explanation) -> String {
+    let norm = normalised(e);
+    let ranks = rank_of(e);
+    let mut out = format!(
+        "digraph \"{}\" {{\n  rankdir=TB;\n  node [shape=box, fontsize=10];\n",
+        escape(&format!("{} ({})", g.name(), e.explainer))
+    );
+    for (i, &v) in e.nodes.iter().enumerate() {
+        let n = g.node(v);
+        let _ = writeln!(
+            out,
+            "  n{} [label=\"{}\\n{} {:.2}\"];",
+            v.index(),
+            escape(&n.name),
+            n.op.kind().name(),
+            e.node_scores[i]
+        );
+    }
+    for (i, &(u, v)) in e.edges.iter().enumerate() {
+        let (r, gr, b) = colour(norm[i]);
+        let label = ranks[i].map_or(String::new(), |k| {
+            format!(", label=\"#{k} {:.3}\"", e.edge_scores[i])
+        });
+        let _ = writeln!(
+            out,
+            "  n{} -> n{} [penwidth={:.2}, color=\"#{r:02x}{gr:02x}{b:02x}\"{label}];",
+            u.index(),
+            v.index(),
+            1.0 + 6.0 * norm[i],
+        );
+    }
+    out.push_str("}\n");
+    out
+}
+
+/// Draws the explanation as an SVG file at `path`.
+///
+/// # Errors
+/// [`ExplainError::Config`] when the file cannot be written.
+pub fn to_svg(g: &Graph, e: &Explanation, path: impl AsRef<Path>) -> Result<()> {
+    use plotters::prelude::*;
+    let perr = |x: &dyn std::fmt::Display| {
+        ExplainError::Config(format!("drawing {}: {x}", path.as_ref().display()))
+    };
+    // Depth of each node: longest path from the group's entry nodes (ids are topological).
+    let pos = |v: fuselage_ir::NodeId| e.nodes.binary_search(&v).ok();
+    let mut depth = vec![0usize; e.nodes.len()];
+    for &(u, v) in &e.edges {
+        if let (Some(a), Some(b)) = (pos(u), pos(v)) {
+            depth[b] = depth[b].max(depth[a] + 1);
+        }
+    }
+    let rows = depth.iter().max().map_or(1, |d| d + 1);
+    let mut slot = vec![0usize; e.nodes.len()];
+    let mut per_row = vec![0usize; rows];
+    for (i, &d) in depth.iter().enumerate() {
+        slot[i] = per_row[d];
+        per_row[d] += 1;
+    }
+    let cols = per_row.iter().copied().max().unwrap_or(1);
+    let (cell_w, cell_h) = (230i32, 64i32);
+    let size = (
+        (cols as i32 * cell_w + 40) as u32,
+        (rows as i32 * cell_h + 60) as u32,
+    );
+    let centre = |i: usize| {
+        let d = depth[i];
+        let offset = (cols - per_row[d]) as i32 * cell_w / 2;
+        (
+            20 + offset + slot[i] as i32 * cell_w + cell_w / 2,
+            50 + d as i32 * cell_h + cell_h / 2,
+        )
+    };
+    let root = SVGBackend::new(path.as_ref(), size).into_drawing_area();
+    root.fill(&WHITE).map_err(|x| perr(&x))?;
+    let title = format!(
+        "{} · {} explainer · {} nodes, {} edges (red, wide: more responsible)",
+        g.name(),
+        e.explainer,
+        e.nodes.len(),
+        e.edges.len()
+    );
+    root.draw(&Text::new(title, (20, 15), ("sans-serif", 16).into_font()))
+        .map_err(|x| perr(&x))?;
+    let norm = normalised(e);
+    let ranks = rank_of(e);
+    let mut by_score: Vec<usize> = (0..e.edges.len()).collect();
+    by_score.sort_by(|&a, &b| norm[a].total_cmp(&norm[b]));
+    for i in by_score {
+        let (u, v) = e.edges[i];
+        let (Some(a), Some(b)) = (pos(u), pos(v)) else {
+            continue;
+        };
+        let (r, gr, bl) = colour(norm[i]);
+        let style = ShapeStyle {
+            color: RGBColor(r, gr, bl).to_rgba(),
+            filled: false,
+            stroke_width: (1.0 + 6.0 * norm[i]).round() as u32,
+        };
+        let (p, q) = (centre(a), centre(b));
+        root.draw(&PathElement::new(vec![p, q], style))
+            .map_err(|x| perr(&x))?;
+        if let Some(k) = ranks[i] {
+            let mid = ((p.0 + q.0) / 2 + 4, (p.1 + q.1) / 2);
+            root.draw(&Text::new(
+                format!("#{k}"),
+                mid,
+                ("sans-serif", 12).into_font().color(&RED),
+            ))
+            .map_err(|x| perr(&x))?;
+        }
+    }
+    for (i, &v) in e.nodes.iter().enumerate() {
+        let (x, y) = centre(i);
+        let n = g.node(v);
+        let short: String = n
+            .name
+            .chars()
+            .rev()
+            .take(30)
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+            .collect();
+        root.draw(&Rectangle::new(
+            [(x - cell_w / 2 + 8, y - 16), (x + cell_w / 2 - 8, y + 16)],
+            ShapeStyle {
+                color: RGBColor(235, 240, 250).to_rgba(),
+                filled: true,
+                stroke_width: 1,
+            },
+        ))
+        .map_err(|x| perr(&x))?;
+        root.draw(&Text::new(
+            short,
+            (x - cell_w / 2 + 12, y - 12),
+            ("sans-serif", 11).into_font(),
+        ))
+        .map_err(|x| perr(&x))?;
+        root.draw(&Text::new(
+            format!("{} · {:.2}", n.op.kind().name(), e.node_scores[i]),
+            (x - cell_w / 2 + 12, y + 2),
+            ("sans-serif", 11).into_font(),
+        ))
+        .map_err(|x| perr(&x))?;
+    }
+    root.present().map_err(|x| perr(&x))?;
+    Ok(())
+}

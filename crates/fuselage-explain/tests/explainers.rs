@@ -1,0 +1,196 @@
+//! Every explainer scores every edge, deterministically per seed; the shipped PG and RG
+//! checkpoints load and reproduce their saved explanations; training is seeded.
+
+#![cfg(feature = "learned")]
+
+use fuselage_cost::{CostConfig, Lbdf};
+use fuselage_explain::learned::{
+    ExplainSet, ExplainSetConfig, GnnExplainer, GnnExplainerConfig, PgConfig, PgExplainer,
+    RgConfig, RgExplainer, fidelity, probe_scores, shipped_pg, shipped_rg,
+};
+use fuselage_explain::{CostExplainer, Explainer, RandomExplainer, render};
+use fuselage_gnn::{CostKind, GnnClassifier, GroupGraph, default_device, shipped, shipped_meta};
+use fuselage_ir::{Graph, NodeSet};
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+
+const BETA: u64 = 128 * 1024;
+
+fn classifier() -> GnnClassifier {
+    shipped(CostKind::Lbdf, &default_device()).unwrap()
+}
+
+/// 30 consecutive nodes of ResNet-50 from layer2: invalid at 128 KiB, with skips.
+fn group(g: &Graph, n: usize) -> NodeSet {
+    let first = g.require("/layer2/layer2.0/conv1/Conv").unwrap();
+    NodeSet::from_ids(g.len(), g.node_ids().filter(|v| v.0 >= first.0).take(n))
+}
+
+fn all_explainers(clf: &GnnClassifier) -> Vec<Box<dyn Explainer>> {
+    vec![
+        Box::new(GnnExplainer::new(clf.clone())),
+        Box::new(shipped_pg(clf.clone()).unwrap()),
+        Box::new(shipped_rg(clf.clone()).unwrap()),
+        Box::new(CostExplainer::new(Lbdf::new(
+            CostConfig::new(BETA).unwrap(),
+        ))),
+        Box::new(RandomExplainer::default()),
+    ]
+}
+
+#[test]
+fn every_explainer_scores_every_edge_and_is_seeded() {
+    let clf = classifier();
+    let g = fuselage_zoo::build("resnet50").unwrap();
+    let set = group(&g, 30);
+    let n_edges = GroupGraph::new(&g, &set).unwrap().edges.len();
+    assert!(n_edges >= 30);
+    for e in all_explainers(&clf) {
+        let run = |seed| {
+            e.explain(&g, &set, BETA, &mut ChaCha8Rng::seed_from_u64(seed))
+                .unwrap()
+        };
+        let a = run(7);
+        assert_eq!(a.edges.len(), n_edges, "{}", e.name());
+        assert_eq!(a.edge_scores.len(), n_edges, "{}", e.name());
+        assert_eq!(a.node_scores.len(), 30, "{}", e.name());
+        assert!(a.edge_scores.iter().all(|s| s.is_finite()), "{}", e.name());
+        assert_eq!(a.selected.len(), (n_edges as f32 * 0.25).ceil() as usize);
+        assert_eq!(a, run(7), "{} is not deterministic per seed", e.name());
+        // The selection is the top of the ranking.
+        let worst_selected = a
+            .selected
+            .iter()
+            .map(|&i| a.edge_scores[i])
+            .fold(f32::MAX, f32::min);
+        let best_other = (0..n_edges)
+            .filter(|i| !a.selected.contains(i))
+            .map(|i| a.edge_scores[i])
+            .fold(f32::MIN, f32::max);
+        assert!(worst_selected >= best_other, "{}", e.name());
+        let dot = render::to_dot(&g, &a);
+        assert_eq!(dot.matches(" -> ").count(), n_edges);
+    }
+}
+
+#[test]
+fn gnn_explainer_seeds_differ_and_mask_is_a_probability() {
+    let clf = classifier();
+    let g = fuselage_zoo::build("resnet50").unwrap();
+    let set = group(&g, 10);
+    let gnne = GnnExplainer::with_config(
+        clf,
+        GnnExplainerConfig {
+            epochs: 30,
+            ..Default::default()
+        },
+    );
+    let gg = GroupGraph::new(&g, &set).unwrap();
+    let a = gnne
+        .mask(&gg, BETA, &mut ChaCha8Rng::seed_from_u64(1))
+        .unwrap();
+    let b = gnne
+        .mask(&gg, BETA, &mut ChaCha8Rng::seed_from_u64(2))
+        .unwrap();
+    assert_eq!(a.len(), gg.edges.len());
+    assert!(a.iter().all(|m| *m > 0.0 && *m < 1.0));
+    assert_ne!(a, b);
+}
+
+#[test]
+fn fidelity_of_the_whole_graph_is_zero_when_kept() {
+    let clf = classifier();
+    let g = fuselage_zoo::build("resnet50").unwrap();
+    let gg = GroupGraph::new(&g, &group(&g, 30)).unwrap();
+    let all = vec![1.0; gg.edges.len()];
+    let (plus, minus) = fidelity(&clf, &gg, BETA, &all).unwrap();
+    assert!(
+        minus.abs() < 1e-6,
+        "keeping every edge changes nothing: {minus}"
+    );
+    let none = vec![0.0; gg.edges.len()];
+    let (plus0, _) = fidelity(&clf, &gg, BETA, &none).unwrap();
+    assert!(
+        plus0.abs() < 1e-6,
+        "removing no edge changes nothing: {plus0}"
+    );
+    assert!(plus.is_finite());
+}
+
+#[test]
+fn shipped_checkpoints_reproduce_their_saved_explanations() {
+    for kind in [CostKind::Lbdf, CostKind::Brr] {
+        let clf = shipped(kind, &default_device()).unwrap();
+        assert_eq!(shipped_meta(kind).unwrap().cost_model, kind.name());
+        let pg = shipped_pg(clf.clone()).unwrap();
+        let rg = shipped_rg(clf.clone()).unwrap();
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("checkpoints");
+        for (name, scores) in [
+            ("pg", probe_scores(|gg, b| pg.scores(gg, b)).unwrap()),
+            ("rg", probe_scores(|gg, b| rg.scores(gg, b)).unwrap()),
+        ] {
+            let json =
+                std::fs::read_to_string(dir.join(format!("{name}_{}.json", kind.name()))).unwrap();
+            let meta: serde_json::Value = serde_json::from_str(&json).unwrap();
+            let saved: Vec<Vec<f32>> = serde_json::from_value(meta["probe"].clone()).unwrap();
+            assert_eq!(saved.len(), 16);
+            for (a, b) in saved.iter().zip(&scores) {
+                assert_eq!(a.len(), b.len());
+                for (x, y) in a.iter().zip(b) {
+                    assert!((x - y).abs() < 1e-5, "{name} {}: {x} vs {y}", kind.name());
+                }
+            }
+        }
+        // A PG checkpoint is not an RG one.
+        let tmp = std::env::temp_dir().join(format!("fuselage-explain-{}", std::process::id()));
+        std::fs::create_dir_all(&tmp).unwrap();
+        std::fs::copy(
+            dir.join(format!("pg_{}.bpk", kind.name())),
+            tmp.join("x.bpk"),
+        )
+        .unwrap();
+        std::fs::copy(
+            dir.join(format!("pg_{}.json", kind.name())),
+            tmp.join("x.json"),
+        )
+        .unwrap();
+        assert!(RgExplainer::load(tmp.join("x"), clf.clone()).is_err());
+        assert!(PgExplainer::load(tmp.join("x"), clf).is_ok());
+    }
+}
+
+#[test]
+fn training_is_seeded_and_round_trips_through_a_checkpoint() {
+    let clf = classifier();
+    let mut cfg = ExplainSetConfig::training(3, 3);
+    cfg.networks.truncate(3);
+    let set = ExplainSet::collect(&cfg, &clf).unwrap();
+    assert!(set.instances.len() >= 6, "{} groups", set.instances.len());
+    assert!(set.instances.iter().all(|i| i.logit > 0.0));
+    let pg_cfg = PgConfig {
+        epochs: 3,
+        ..Default::default()
+    };
+    let (a, ra) = PgExplainer::train(clf.clone(), &set, pg_cfg, |_| {}).unwrap();
+    let (b, _) = PgExplainer::train(clf.clone(), &set, pg_cfg, |_| {}).unwrap();
+    let probe_a = probe_scores(|gg, be| a.scores(gg, be)).unwrap();
+    assert_eq!(probe_a, probe_scores(|gg, be| b.scores(gg, be)).unwrap());
+    assert_eq!(ra.epochs.len(), 3);
+    let rg_cfg = RgConfig {
+        epochs: 2,
+        ..Default::default()
+    };
+    let (r, rr) = RgExplainer::train(clf.clone(), &set, rg_cfg, |_| {}).unwrap();
+    assert_eq!(rr.epochs.len(), 2);
+    let tmp = std::env::temp_dir().join(format!("fuselage-explain-train-{}", std::process::id()));
+    std::fs::create_dir_all(&tmp).unwrap();
+    a.save(tmp.join("pg"), &ra).unwrap();
+    r.save(tmp.join("rg"), &rr).unwrap();
+    let a2 = PgExplainer::load(tmp.join("pg"), clf.clone()).unwrap();
+    let r2 = RgExplainer::load(tmp.join("rg"), clf).unwrap();
+    assert_eq!(probe_a, probe_scores(|gg, be| a2.scores(gg, be)).unwrap());
+    assert_eq!(
+        probe_scores(|gg, be| r.scores(gg, be)).unwrap(),
+        probe_scores(|gg, be| r2.scores(gg, be)).unwrap()
+    );
+}
