@@ -11,7 +11,9 @@
 //! - [`zoo`]: the reference networks, built in code;
 //! - [`cost`]: the cost models (LBDF, BRR), the buffer simulator and plan evaluation;
 //! - [`gnn`]: the burn GNN validity classifier, its data set, training and shipped checkpoints;
-//! - [`split`] and [`search`]: splitters, searches and the exact optimiser.
+//! - [`explain`]: explainers of why a group does not fit (the `Explainer` trait, baselines);
+//! - [`split`] and [`search`]: splitters (random, and explanation-guided), searches and the
+//!   exact optimiser.
 //!
 //! ```
 //! let g = fuselage::load_model("resnet18", None)?;
@@ -21,6 +23,7 @@
 #![warn(missing_docs)]
 
 pub use fuselage_cost as cost;
+pub use fuselage_explain as explain;
 pub use fuselage_gnn as gnn;
 pub use fuselage_ir as ir;
 pub use fuselage_onnx as onnx;

@@ -3,6 +3,7 @@
 use anyhow::{Context, bail};
 use clap::{Args, ValueEnum};
 use fuselage::cost::CostModel;
+use fuselage::explain::Explainer;
 use fuselage::ir::{Graph, NodeSet};
 
 /// Which network.
@@ -37,6 +38,47 @@ impl Fusion {
             Fusion::Brr => "brr",
         }
     }
+}
+
+/// Explainers the explanation-guided splitter can ask.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ExplainerKind {
+    /// GNNExplainer over the GNN classifier (a soft edge mask per group).
+    Gnne,
+    /// PGExplainer over the GNN classifier (an edge MLP trained across groups).
+    Pg,
+    /// RG-Explainer over the GNN classifier (a seed and a policy growing a subgraph).
+    Rg,
+    /// The exact cost model: how much the buffer requirement falls when an edge is cut.
+    Cost,
+    /// Random edge scores (the floor).
+    Random,
+}
+
+impl ExplainerKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            ExplainerKind::Gnne => "gnne",
+            ExplainerKind::Pg => "pg",
+            ExplainerKind::Rg => "rg",
+            ExplainerKind::Cost => "cost",
+            ExplainerKind::Random => "random",
+        }
+    }
+}
+
+/// The learned explainer `kind` (GNNExplainer, PGExplainer or RG-Explainer) for the classifier
+/// of `fusion` at a buffer of `beta` bytes.
+pub fn learned_explainer(
+    kind: ExplainerKind,
+    fusion: Fusion,
+    beta: u64,
+) -> anyhow::Result<Box<dyn Explainer>> {
+    let _ = (fusion, beta);
+    bail!(
+        "explainer {} is not built yet; use --explainer cost or --explainer random",
+        kind.name()
+    )
 }
 
 /// Cost-model settings.

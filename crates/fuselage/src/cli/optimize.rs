@@ -1,12 +1,17 @@
-//! `fuselage optimize MODEL --fusion F --buffer SIZE --search S --budget N --seed S --out FILE`.
+//! `fuselage optimize MODEL --fusion F --buffer SIZE --search S --budget N --seed S --out FILE
+//! [--splitter random|get] [--explainer E]`.
+//!
+//! One [`Cached`] cost model serves the search, the splitter and a cost explainer, so each group
+//! is costed once for all three.
 
-use super::common::{CostArgs, ModelArgs, kib, mb};
+use super::common::{CostArgs, ExplainerKind, ModelArgs, kib, learned_explainer, mb};
 use anyhow::{Context, bail};
 use clap::{Args, ValueEnum};
 use fuselage::cost::{Cached, CostModel, PlanFile, evaluate_plan};
+use fuselage::explain::{CostExplainer, Explainer, RandomExplainer};
 use fuselage::ir::Graph;
 use fuselage::search::{Budget, Optimal, Problem, SearchResult, SearchStrategy, strategy_by_name};
-use fuselage::split::{RandomSplitter, Splitter};
+use fuselage::split::{GetSplitter, RandomSplitter, SplitStats, Splitter};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
 use std::path::PathBuf;
@@ -15,9 +20,11 @@ use std::time::Instant;
 /// Search strategies.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
 pub enum Search {
-    /// Random search: a fresh random plan per evaluation.
+    /// Random search: a fresh random plan per evaluation (also `rs`).
+    #[value(alias = "rs")]
     Random,
-    /// Local search: population of 10, one-edit mutations.
+    /// Local search: population of 10, one-edit mutations (also `ls`).
+    #[value(alias = "ls")]
     Local,
     /// NSGA-II on DRAM and MBU, population 10.
     Nsga2,
@@ -30,6 +37,9 @@ pub enum Search {
 pub enum SplitterKind {
     /// Random cuts until every part fits (the paper's baseline).
     Random,
+    /// Algorithm 1 of Mills et al.: cut where the explainer says the group breaks β, choosing
+    /// by DRAM, falling back to random cuts where that fails (needs --explainer).
+    Get,
 }
 
 /// Arguments of `fuselage optimize`.
@@ -48,9 +58,20 @@ pub struct OptimizeCmd {
     /// Seed of every random choice.
     #[arg(long, value_name = "S", default_value = "0")]
     seed: u64,
-    /// How invalid groups are repaired.
-    #[arg(long, value_enum, default_value = "random")]
-    splitter: SplitterKind,
+    /// How invalid groups are repaired [default: random, or get when --explainer is given].
+    #[arg(long, value_enum)]
+    splitter: Option<SplitterKind>,
+    /// The explainer the `get` splitter asks; implies --splitter get, and is an error with
+    /// --splitter random.
+    #[arg(long, value_enum)]
+    explainer: Option<ExplainerKind>,
+    /// Seed of the explainer (per group, mixed with the group's nodes), kept apart from --seed
+    /// so that runs with different search seeds get the same explanations.
+    #[arg(long, value_name = "S", default_value = "0")]
+    explainer_seed: u64,
+    /// How many both-parts-invalid candidates (category 3) the `get` splitter explores.
+    #[arg(long, value_name = "N", default_value = "2")]
+    max_branch: usize,
     /// Where to write the plan (JSON).
     #[arg(long, value_name = "FILE")]
     out: PathBuf,
@@ -69,6 +90,8 @@ struct OptimizeFile {
     plan: PlanFile,
     search: String,
     splitter: String,
+    /// The explainer of the `get` splitter; `null` for the random splitter.
+    explainer: Option<String>,
     seed: u64,
     budget: u64,
     evaluations: u64,
@@ -78,6 +101,38 @@ struct OptimizeFile {
     optimal_dram_bytes: u64,
     history: Vec<u64>,
     front: Vec<fuselage::search::Score>,
+    /// Invalid groups the splitter turned valid without a random fallback, over those met
+    /// (0 for the random splitter, 1 when none was met).
+    rectify_rate: f64,
+    /// Invalid groups the splitter was asked to split during the search.
+    invalid_groups_met: u64,
+    /// Explainer calls (memo hits make none).
+    explanations: u64,
+    /// Seconds in the splitter, all told.
+    split_seconds: f64,
+    /// Seconds in the explainer (its own cost-model calls included).
+    explainer_seconds: f64,
+    /// Seconds in the cost model outside the explainer: the search's scoring and checks plus
+    /// the splitter's own calls.
+    cost_seconds: f64,
+}
+
+/// Which splitter the arguments ask for.
+fn splitter_kind(
+    splitter: Option<SplitterKind>,
+    explainer: Option<ExplainerKind>,
+) -> anyhow::Result<(SplitterKind, Option<ExplainerKind>)> {
+    Ok(match (splitter, explainer) {
+        (None | Some(SplitterKind::Random), None) => (SplitterKind::Random, None),
+        (None | Some(SplitterKind::Get), Some(e)) => (SplitterKind::Get, Some(e)),
+        (Some(SplitterKind::Random), Some(e)) => bail!(
+            "--explainer {} needs the explanation-guided splitter: drop --splitter random, or give --splitter get",
+            e.name()
+        ),
+        (Some(SplitterKind::Get), None) => {
+            bail!("--splitter get needs an explainer: --explainer gnne|pg|rg|cost|random")
+        }
+    })
 }
 
 fn gap(value: u64, reference: u64) -> String {
@@ -115,8 +170,24 @@ pub fn run(a: OptimizeCmd) -> anyhow::Result<()> {
     let g = a.model.load()?;
     let inner = a.cost.model()?;
     let model = Cached::new(inner.as_ref());
-    let splitter: Box<dyn Splitter> = match a.splitter {
-        SplitterKind::Random => Box::new(RandomSplitter::new(&model)),
+    let (splitter_kind, explainer_kind) = splitter_kind(a.splitter, a.explainer)?;
+    let splitter: Box<dyn Splitter + '_> = match (splitter_kind, explainer_kind) {
+        (SplitterKind::Get, Some(kind)) => {
+            let beta = inner.config().buffer_bytes();
+            let explainer: Box<dyn Explainer + '_> = match kind {
+                ExplainerKind::Cost => Box::new(CostExplainer::new(&model)),
+                ExplainerKind::Random => Box::new(RandomExplainer::default()),
+                ExplainerKind::Gnne | ExplainerKind::Pg | ExplainerKind::Rg => {
+                    learned_explainer(kind, a.cost.fusion, beta)?
+                }
+            };
+            Box::new(
+                GetSplitter::new(explainer, &model)
+                    .with_seed(a.explainer_seed)
+                    .with_max_branch(a.max_branch),
+            )
+        }
+        _ => Box::new(RandomSplitter::new(&model)),
     };
     let budget_n = a.budget;
     let p = Problem::new(&g, &model, splitter.as_ref())?;
@@ -143,6 +214,9 @@ pub fn run(a: OptimizeCmd) -> anyhow::Result<()> {
     let result: SearchResult = strategy.run(&p, &budget, a.seed)?;
     let seconds = start.elapsed().as_secs_f64();
     bar.finish_and_clear();
+    // Read before the exact optimiser's reference run below adds cost-model time.
+    let split: SplitStats = p.split_stats().unwrap_or_default();
+    let cost_seconds = p.cost_seconds() + split.cost_seconds;
 
     let optimal = if a.search == Search::Optimal {
         result.score.dram_bytes
@@ -171,6 +245,13 @@ pub fn run(a: OptimizeCmd) -> anyhow::Result<()> {
         optimal_dram_bytes: optimal,
         history: result.history.clone(),
         front: result.front.clone(),
+        explainer: explainer_kind.map(|e| e.name().to_string()),
+        rectify_rate: split.rectify_rate(),
+        invalid_groups_met: split.invalid_groups,
+        explanations: split.explanations,
+        split_seconds: split.seconds,
+        explainer_seconds: split.explainer_seconds,
+        cost_seconds,
     };
     std::fs::write(&a.out, serde_json::to_string_pretty(&file)?)
         .with_context(|| format!("writing {}", a.out.display()))?;
@@ -180,14 +261,18 @@ pub fn run(a: OptimizeCmd) -> anyhow::Result<()> {
     }
 
     let cfg = inner.config();
+    let splitter_label = match explainer_kind {
+        Some(e) => format!("{} splitter ({} explainer)", splitter.name(), e.name()),
+        None => format!("{} splitter", splitter.name()),
+    };
     outln!(
-        "{} · {} · β = {:.0} KiB · b = {} · {} search · {} splitter · seed {}",
+        "{} · {} · β = {:.0} KiB · b = {} · {} search · {} · seed {}",
         g.name(),
         inner.name(),
         kib(cfg.buffer_bytes()),
         cfg.element_bytes(),
         strategy.name(),
-        splitter.name(),
+        splitter_label,
         a.seed
     )?;
     outln!(
@@ -204,6 +289,23 @@ pub fn run(a: OptimizeCmd) -> anyhow::Result<()> {
         "{:<26}{:>14}",
         "MBU (KiB)",
         format!("{:.1}", kib(report.max_buffer_bytes))
+    )?;
+    outln!(
+        "{:<26}{:>14}",
+        "rectify rate",
+        format!("{:.1}%", 100.0 * split.rectify_rate())
+    )?;
+    outln!("{:<26}{:>14}", "invalid groups met", split.invalid_groups)?;
+    outln!("{:<26}{:>14}", "explanations", split.explanations)?;
+    outln!(
+        "{:<26}{:>14}",
+        "explainer seconds",
+        format!("{:.2}", split.explainer_seconds)
+    )?;
+    outln!(
+        "{:<26}{:>14}",
+        "cost-model seconds",
+        format!("{cost_seconds:.2}")
     )?;
     outln!("{:<26}{:>14}", "groups", report.group_count)?;
     outln!("{:<26}{:>14}", "unfusable nodes", report.unfusable_count)?;

@@ -1,0 +1,186 @@
+//! `fuselage optimize --splitter get --explainer ...` end to end: the run's record in the plan
+//! file (splitter, explainer, rectify rate, invalid groups met, explainer and cost-model
+//! seconds), a plan that re-evaluates cleanly, determinism, and the argument rules.
+
+use serde_json::Value;
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn fuselage(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_fuselage"))
+        .args(args)
+        .output()
+        .expect("the binary runs")
+}
+
+fn tmp(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("fuselage-cli-get-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join(name)
+}
+
+/// `optimize resnet18 --fusion lbdf --buffer 128KiB --search ls --budget 100 --seed 1` with
+/// `extra` arguments, writing `out`; returns the plan file and the summary.
+fn optimize(extra: &[&str], out: &PathBuf) -> (Value, String) {
+    let mut args = vec![
+        "optimize",
+        "resnet18",
+        "--fusion",
+        "lbdf",
+        "--buffer",
+        "128KiB",
+        "--search",
+        "ls",
+        "--budget",
+        "100",
+        "--seed",
+        "1",
+        "--quiet",
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    let o = fuselage(&args);
+    assert!(
+        o.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let text = std::fs::read_to_string(out).unwrap();
+    (
+        serde_json::from_str(&text).unwrap(),
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+    )
+}
+
+fn fails(args: &[&str]) -> String {
+    let out = fuselage(args);
+    assert_eq!(out.status.code(), Some(1), "{args:?} should exit 1");
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(!err.contains("panicked"), "{err}");
+    err
+}
+
+fn number(v: &Value, key: &str) -> f64 {
+    v[key]
+        .as_f64()
+        .unwrap_or_else(|| panic!("`{key}` is a number: {}", v[key]))
+}
+
+#[test]
+fn get_with_the_cost_explainer_records_its_work_and_is_deterministic() {
+    let (a, b) = (tmp("get-a.json"), tmp("get-b.json"));
+    let get = ["--splitter", "get", "--explainer", "cost"];
+    let (va, summary) = optimize(&get, &a);
+    let (vb, _) = optimize(&get, &b);
+
+    assert_eq!(va["splitter"], "get");
+    assert_eq!(va["explainer"], "cost");
+    assert_eq!(va["search"], "local");
+    let met = va["invalid_groups_met"].as_u64().unwrap();
+    assert!(met > 0, "a local search at 128 KiB meets invalid groups");
+    let rate = number(&va, "rectify_rate");
+    assert!((0.0..=1.0).contains(&rate), "{rate}");
+    // The cost explainer reads the exact model: Algorithm 1 almost never falls back.
+    assert!(rate >= 0.9, "{rate}");
+    assert!(va["explanations"].as_u64().unwrap() >= 1);
+    let (explainer_s, cost_s, split_s) = (
+        number(&va, "explainer_seconds"),
+        number(&va, "cost_seconds"),
+        number(&va, "split_seconds"),
+    );
+    assert!(
+        explainer_s > 0.0 && explainer_s <= split_s,
+        "{explainer_s} {split_s}"
+    );
+    assert!(cost_s > 0.0);
+    assert!(number(&va, "seconds") >= 0.0);
+    for line in [
+        "rectify rate",
+        "invalid groups met",
+        "explainer seconds",
+        "cost-model seconds",
+        "get splitter (cost explainer)",
+    ] {
+        assert!(summary.contains(line), "summary lacks `{line}`:\n{summary}");
+    }
+
+    // Same seed, byte-identical groups (and the same record, times aside).
+    assert_eq!(
+        serde_json::to_string(&va["groups"]).unwrap(),
+        serde_json::to_string(&vb["groups"]).unwrap()
+    );
+    let strip = |v: &Value| {
+        let mut v = v.clone();
+        v.as_object_mut()
+            .unwrap()
+            .retain(|k, _| k != "seconds" && !k.ends_with("_seconds"));
+        v
+    };
+    assert_eq!(strip(&va), strip(&vb));
+
+    // The plan passes `fuselage cost --plan` with no problems.
+    let again = fuselage(&[
+        "cost",
+        "resnet18",
+        "--fusion",
+        "lbdf",
+        "--buffer",
+        "128KiB",
+        "--plan",
+        a.to_str().unwrap(),
+        "--json",
+    ]);
+    assert!(again.status.success());
+    let again: Value = serde_json::from_slice(&again.stdout).unwrap();
+    assert_eq!(again["problems"], Value::Array(vec![]));
+    assert_eq!(again["dram_bytes"], va["dram_bytes"]);
+}
+
+#[test]
+fn the_explainer_implies_get_and_the_random_splitter_has_none() {
+    let (a, b) = (tmp("implied.json"), tmp("random.json"));
+    let (implied, _) = optimize(&["--explainer", "random"], &a);
+    assert_eq!(implied["splitter"], "get");
+    assert_eq!(implied["explainer"], "random");
+    let (random, _) = optimize(&[], &b);
+    assert_eq!(random["splitter"], "random");
+    assert_eq!(random["explainer"], Value::Null);
+    assert_eq!(random["explanations"], 0);
+    assert_eq!(random["explainer_seconds"], 0.0);
+    assert!(random["invalid_groups_met"].as_u64().unwrap() > 0);
+    // The random splitter never rectifies: every split it makes is random.
+    assert_eq!(random["rectify_rate"], 0.0);
+}
+
+#[test]
+fn explainer_and_splitter_must_agree() {
+    let base = [
+        "optimize",
+        "resnet18",
+        "--fusion",
+        "lbdf",
+        "--buffer",
+        "128KiB",
+        "--search",
+        "local",
+        "--budget",
+        "5",
+        "--out",
+        "/dev/null",
+    ];
+    let with = |extra: &[&'static str]| {
+        let mut v = base.to_vec();
+        v.extend_from_slice(extra);
+        v
+    };
+    let err = fails(&with(&["--splitter", "random", "--explainer", "cost"]));
+    assert!(
+        err.contains("--explainer cost") && err.contains("--splitter"),
+        "{err}"
+    );
+    let err = fails(&with(&["--splitter", "get"]));
+    assert!(err.contains("--explainer"), "{err}");
+    let err = fails(&with(&["--explainer", "shap"]));
+    assert!(err.contains("gnne") && err.contains("cost"), "{err}");
+}
