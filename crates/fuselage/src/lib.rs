@@ -12,6 +12,7 @@
 //! - [`cost`]: the cost models (LBDF, BRR), the buffer simulator and plan evaluation;
 //! - [`gnn`]: the burn GNN validity classifier, its data set, training and shipped checkpoints;
 //! - [`explain`]: explainers of why a group does not fit (the `Explainer` trait, baselines);
+//! - [`reproduce`]: the paper's Tables II–V and budget curves, rerun ([`reproduce::run`]);
 //! - [`split`] and [`search`]: splitters (random, and explanation-guided), searches and the
 //!   exact optimiser.
 //!
@@ -30,6 +31,8 @@ pub use fuselage_onnx as onnx;
 pub use fuselage_search as search;
 pub use fuselage_split as split;
 pub use fuselage_zoo as zoo;
+
+pub mod reproduce;
 
 use fuselage_cost::{Brr, CostConfig, CostModel, Lbdf};
 use fuselage_ir::Graph;
@@ -55,6 +58,21 @@ pub enum Error {
     /// The cost configuration was refused (a zero size).
     #[error(transparent)]
     Cost(#[from] fuselage_cost::CostError),
+    /// An explainer name that is not known.
+    #[error("unknown explainer `{0}`; valid: gnne, pg, rg, cost, random")]
+    UnknownExplainer(String),
+    /// The GNN classifier could not be loaded or run.
+    #[error(transparent)]
+    Gnn(#[from] fuselage_gnn::GnnError),
+    /// An explainer failed, or its checkpoint could not be loaded.
+    #[error(transparent)]
+    Explain(#[from] fuselage_explain::ExplainError),
+    /// A search failed.
+    #[error(transparent)]
+    Search(#[from] fuselage_search::SearchError),
+    /// A reproduction run failed (the message names the row and run).
+    #[error("reproduction: {0}")]
+    Reproduce(String),
     /// A resolution was given for an ONNX file, whose input shape is its own.
     #[error("--resolution applies to zoo networks; `{0}` is an ONNX file with its own input shape")]
     ResolutionForFile(String),
@@ -133,5 +151,31 @@ pub fn cost_model(
         "lbdf" => Box::new(Lbdf::new(cfg)),
         "brr" => Box::new(Brr::new(cfg)),
         other => return Err(Error::UnknownCostModel(other.to_string())),
+    })
+}
+
+/// The explainer `name` (`gnne`, `pg`, `rg`, `cost`, `random`) for the cost model `fusion`
+/// (`lbdf`, `brr`): the learned ones over the shipped classifier of that cost model, `cost`
+/// over `model`.
+///
+/// # Errors
+/// [`Error::UnknownExplainer`]; the classifier's or the explainer's checkpoint errors.
+pub fn make_explainer(
+    name: &str,
+    fusion: &str,
+    model: std::sync::Arc<dyn CostModel>,
+) -> Result<Box<dyn fuselage_explain::Explainer>, Error> {
+    use fuselage_explain::learned::{GnnExplainer, shipped_pg, shipped_rg};
+    use fuselage_explain::{CostExplainer, RandomExplainer};
+    use fuselage_gnn::{CostKind, default_device, shipped};
+    let kind = CostKind::from_name(fusion).ok_or_else(|| Error::UnknownCostModel(fusion.into()))?;
+    let clf = || shipped(kind, &default_device());
+    Ok(match name {
+        "gnne" => Box::new(GnnExplainer::new(clf()?)),
+        "pg" => Box::new(shipped_pg(clf()?)?),
+        "rg" => Box::new(shipped_rg(clf()?)?),
+        "cost" => Box::new(CostExplainer::new(model)),
+        "random" => Box::new(RandomExplainer::default()),
+        other => return Err(Error::UnknownExplainer(other.to_string())),
     })
 }

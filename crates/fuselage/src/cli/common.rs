@@ -74,11 +74,15 @@ pub fn learned_explainer(
     fusion: Fusion,
     beta: u64,
 ) -> anyhow::Result<Box<dyn Explainer>> {
-    let _ = (fusion, beta);
-    bail!(
-        "explainer {} is not built yet; use --explainer cost or --explainer random",
-        kind.name()
-    )
+    let _ = beta;
+    // The learned explainers read only the classifier; the cost model argument is for `cost`.
+    let unused: std::sync::Arc<dyn CostModel> =
+        std::sync::Arc::from(fuselage::cost_model(fusion.name(), beta.max(1), 1)?);
+    Ok(fuselage::make_explainer(
+        kind.name(),
+        fusion.name(),
+        unused,
+    )?)
 }
 
 /// Cost-model settings.

@@ -11,9 +11,11 @@ macro_rules! outln {
 
 mod common;
 mod cost;
+mod explain;
 mod gnn;
 mod inspect;
 mod optimize;
+mod reproduce;
 
 use clap::{Parser, Subcommand};
 
@@ -40,6 +42,10 @@ enum Command {
     Train(gnn::TrainCmd),
     /// The GNN's probability that a group is invalid, beside the exact answer.
     Classify(gnn::ClassifyCmd),
+    /// Explain why a group does not fit: edges ranked by an explainer, and where to cut.
+    Explain(explain::ExplainCmd),
+    /// Rerun the paper's Tables II–V and budget curves; write docs/results.md.
+    Reproduce(reproduce::ReproduceCmd),
 }
 
 /// Runs the parsed command.
@@ -51,5 +57,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Dataset(a) => gnn::dataset(a),
         Command::Train(a) => gnn::train_cmd(a),
         Command::Classify(a) => gnn::classify(a),
+        Command::Reproduce(a) => reproduce::run(a),
+        Command::Explain(a) => explain::run(a),
     }
 }

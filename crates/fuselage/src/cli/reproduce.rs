@@ -1,0 +1,71 @@
+//! `fuselage reproduce`: the paper's tables and curves, rerun.
+
+use clap::Args;
+use fuselage::reproduce::{self, Scale};
+use indicatif::{ProgressBar, ProgressStyle};
+use std::path::PathBuf;
+
+/// Arguments of `fuselage reproduce`.
+#[derive(Debug, Args)]
+pub struct ReproduceCmd {
+    /// A smoke run of every table: one seed, budgets 400 (Table II) and 200 (III/IV).
+    #[arg(long)]
+    quick: bool,
+    /// Where `results.md` goes; `results/` beside it gets the curves (SVG), the per-run numbers
+    /// (JSON) and every plan (plan files for `fuselage cost --plan`).
+    #[arg(long, value_name = "DIR", default_value = "docs")]
+    out: PathBuf,
+    /// Worker threads (default: one per core).
+    #[arg(long)]
+    threads: Option<usize>,
+    /// No progress bar.
+    #[arg(long)]
+    quiet: bool,
+}
+
+pub fn run(a: ReproduceCmd) -> anyhow::Result<()> {
+    if let Some(n) = a.threads {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(n)
+            .build_global()?;
+    }
+    let scale = if a.quick {
+        Scale::quick()
+    } else {
+        Scale::full()
+    };
+    let bar = if a.quiet {
+        ProgressBar::hidden()
+    } else {
+        ProgressBar::new(0)
+    };
+    bar.set_style(
+        ProgressStyle::with_template(
+            "{spinner} reproducing [{bar:40}] {pos}/{len} runs ({elapsed}, eta {eta})",
+        )
+        .unwrap_or_else(|_| ProgressStyle::default_bar())
+        .progress_chars("=> "),
+    );
+    let progress = |done: usize, total: usize| {
+        bar.set_length(total as u64);
+        bar.set_position(done as u64);
+    };
+    let r = reproduce::run(&scale, &progress)?;
+    bar.finish_and_clear();
+    r.write(&a.out)?;
+    outln!(
+        "{} runs in {:.0} s; {} plan problems; wrote {} and {}",
+        r.runs.len(),
+        r.seconds,
+        r.plan_problems(),
+        a.out.join("results.md").display(),
+        a.out.join("results").display()
+    )?;
+    if r.plan_problems() > 0 {
+        anyhow::bail!(
+            "{} plans of the reproduction do not check (a bug)",
+            r.plan_problems()
+        );
+    }
+    Ok(())
+}

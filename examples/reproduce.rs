@@ -1,0 +1,38 @@
+//! The paper's experiments through the library, as `fuselage reproduce` runs them.
+//!
+//! ```text
+//! cargo run --release -p fuselage --example reproduce -- [--quick] [OUT_DIR]
+//! ```
+
+use fuselage::reproduce::{self, Scale};
+
+fn main() -> anyhow::Result<()> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let quick = args.iter().any(|a| a == "--quick");
+    let out = args
+        .iter()
+        .find(|a| !a.starts_with("--"))
+        .map_or("docs", String::as_str);
+    let scale = if quick { Scale::quick() } else { Scale::full() };
+    let r = reproduce::run(&scale, &|done, total| eprint!("\r{done}/{total} runs"))?;
+    eprintln!();
+    r.write(std::path::Path::new(out))?;
+    for (i, row) in r
+        .rows
+        .iter()
+        .enumerate()
+        .filter(|(_, row)| row.table == "II")
+    {
+        for s in &row.searches {
+            let (best, dram) = r.best_explainer(i, s);
+            println!(
+                "{} {s}: random {:.3} MB, best ({best}) {:.3} MB, optimal {:.3} MB",
+                row.network,
+                r.median_dram(i, s, "random") as f64 / 1e6,
+                dram as f64 / 1e6,
+                r.references[i].optimal_bytes as f64 / 1e6
+            );
+        }
+    }
+    Ok(())
+}
