@@ -9,7 +9,7 @@
 //! plain device: burn treats them as constants when they meet autodiff tensors, so a backward
 //! pass computes only what the mask needs.
 //!
-//! - [`GnnExplainer`]: one mask per instance, optimised by Adam.
+//! - [`GnnExplainer`]: one mask per instance, optimised by gradient descent (Adam selectable).
 //! - [`PgExplainer`]: an MLP maps the classifier's embeddings of an edge's endpoints and of the
 //!   group to the edge's logit; trained once across many groups, then one forward pass.
 //! - [`RgExplainer`]: a seed locator and a growth policy over the same embeddings; the grown
@@ -29,7 +29,7 @@ mod rg;
 
 pub use checkpoint::ExplainerMeta;
 pub use data::{ExplainSet, ExplainSetConfig, Instance};
-pub use gnne::{GnnExplainer, GnnExplainerConfig};
+pub use gnne::{GnnExplainer, GnnExplainerConfig, MaskOptimizer};
 pub use metrics::{ExplainerMetrics, evaluate_explainer, fidelity};
 pub use pg::{EdgeMlp, PgConfig, PgEpoch, PgExplainer, PgReport, shipped_pg};
 pub use rg::{RgConfig, RgEpoch, RgExplainer, RgPolicy, RgReport, shipped_rg};
