@@ -134,6 +134,18 @@ fn shipped_checkpoints_reproduce_their_saved_explanations() {
             let meta: serde_json::Value = serde_json::from_str(&json).unwrap();
             let saved: Vec<Vec<f32>> = serde_json::from_value(meta["probe"].clone()).unwrap();
             assert_eq!(saved.len(), 16);
+            // The ranking carries information: gates saturated at one value (what PG's
+            // defaults once trained to) would tie every edge.
+            let tied: Vec<usize> = saved
+                .iter()
+                .filter(|s| s.len() >= 2 && s.windows(2).all(|w| w[0] == w[1]))
+                .map(Vec::len)
+                .collect();
+            assert!(
+                tied.is_empty(),
+                "{name} {}: tied probe groups of {tied:?} edges",
+                kind.name()
+            );
             for (a, b) in saved.iter().zip(&scores) {
                 assert_eq!(a.len(), b.len());
                 for (x, y) in a.iter().zip(b) {
