@@ -2,6 +2,7 @@
 //!
 //! ```text
 //! cargo run -p fuselage-explain --example explainers -- train [lbdf|brr]...   # writes checkpoints/
+//! cargo run -p fuselage-explain --example explainers -- train-pg [lbdf|brr]... # PG only (train-rg: RG)
 //! cargo run -p fuselage-explain --example explainers -- evaluate [lbdf|brr]... # prints the table
 //! ```
 //!
@@ -10,8 +11,8 @@
 use anyhow::{Context, bail};
 use fuselage_cost::{CostConfig, CostModel};
 use fuselage_explain::learned::{
-    ExplainSet, ExplainSetConfig, GnnExplainer, GnnExplainerConfig, PgConfig, PgExplainer,
-    RgConfig, RgExplainer, evaluate_explainer, shipped_pg, shipped_rg,
+    ExplainSet, ExplainSetConfig, GnnExplainer, GnnExplainerConfig, MaskOptimizer, PgConfig,
+    PgExplainer, RgConfig, RgExplainer, evaluate_explainer, shipped_pg, shipped_rg,
 };
 use fuselage_explain::{CostExplainer, ExplainError, Explainer, Explanation, RandomExplainer};
 use fuselage_gnn::{CostKind, default_device, shipped};
@@ -43,10 +44,46 @@ impl Explainer for CostAtBeta {
     }
 }
 
+/// Occlusion: an edge scores the fall of the classifier's logit when its messages alone are
+/// removed (one batch of E + 1 copies of the group).
+struct Occlusion(fuselage_gnn::GnnClassifier);
+
+impl Explainer for Occlusion {
+    fn name(&self) -> &str {
+        "occlusion"
+    }
+    fn explain(
+        &self,
+        g: &Graph,
+        group: &NodeSet,
+        beta: u64,
+        _rng: &mut ChaCha8Rng,
+    ) -> Result<Explanation, ExplainError> {
+        let (order, edges) = fuselage_explain::group_edges(g, group)?;
+        let gg = fuselage_gnn::GroupGraph::new(g, group)?;
+        let e = edges.len();
+        let masks: Vec<Vec<f32>> = (0..e)
+            .map(|i| (0..e).map(|j| if i == j { 0.0 } else { 1.0 }).collect())
+            .collect();
+        let mut items = vec![(&gg, beta, None)];
+        items.extend(masks.iter().map(|m| (&gg, beta, Some(m.as_slice()))));
+        let z = self.0.logits(&items)?;
+        let scores = z[1..].iter().map(|&zi| z[0] - zi).collect();
+        Explanation::from_scores(
+            "occlusion",
+            &order,
+            edges,
+            scores,
+            None,
+            &fuselage_explain::Selection::default(),
+        )
+    }
+}
+
 fn main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let Some(cmd) = args.first() else {
-        bail!("usage: explainers train|evaluate [lbdf|brr]...");
+        bail!("usage: explainers train|train-pg|train-rg|evaluate [lbdf|brr]...");
     };
     let kinds: Vec<CostKind> = if args.len() > 1 {
         args[1..]
@@ -61,26 +98,30 @@ fn main() -> anyhow::Result<()> {
     for kind in kinds {
         let clf = shipped(kind, &device)?;
         match cmd.as_str() {
-            "train" => {
+            "train" | "train-pg" | "train-rg" => {
                 let set =
                     ExplainSet::collect(&ExplainSetConfig::training(11, TRAIN_PER_NETWORK), &clf)?;
                 eprintln!("{}: {} training groups", kind.name(), set.instances.len());
-                let (pg, report) =
-                    PgExplainer::train(clf.clone(), &set, PgConfig::default(), |e| {
-                        eprintln!(
-                            "pg epoch {:2} loss {:.4} τ {:.2} {:.1} s",
-                            e.epoch, e.loss, e.temperature, e.seconds
-                        )
-                    })?;
-                pg.save(dir.join(format!("pg_{}", kind.name())), &report)?;
-                let (rg, report) =
-                    RgExplainer::train(clf.clone(), &set, RgConfig::default(), |e| {
-                        eprintln!(
-                            "rg epoch {:2} reward {:.4} nodes {:.1} kept {:.3} {:.1} s",
-                            e.epoch, e.reward, e.nodes, e.kept_verdict, e.seconds
-                        )
-                    })?;
-                rg.save(dir.join(format!("rg_{}", kind.name())), &report)?;
+                if cmd != "train-rg" {
+                    let (pg, report) =
+                        PgExplainer::train(clf.clone(), &set, PgConfig::default(), |e| {
+                            eprintln!(
+                                "pg epoch {:2} loss {:.4} τ {:.2} {:.1} s",
+                                e.epoch, e.loss, e.temperature, e.seconds
+                            )
+                        })?;
+                    pg.save(dir.join(format!("pg_{}", kind.name())), &report)?;
+                }
+                if cmd != "train-pg" {
+                    let (rg, report) =
+                        RgExplainer::train(clf.clone(), &set, RgConfig::default(), |e| {
+                            eprintln!(
+                                "rg epoch {:2} reward {:.4} nodes {:.1} kept {:.3} {:.1} s",
+                                e.epoch, e.reward, e.nodes, e.kept_verdict, e.seconds
+                            )
+                        })?;
+                    rg.save(dir.join(format!("rg_{}", kind.name())), &report)?;
+                }
             }
             "evaluate" => {
                 let set = ExplainSet::collect(
@@ -96,26 +137,53 @@ fn main() -> anyhow::Result<()> {
                     "| explainer | fidelity+ ↑ | fidelity− ↓ | logit fidelity+ ↑ | logit fidelity− ↓ | sparsity | top cut lowers F_β | top cut valid | ms / group |"
                 );
                 println!("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
-                let fast = GnnExplainerConfig {
-                    epochs: 25,
-                    learning_rate: 0.04,
-                    ..GnnExplainerConfig::default()
+                let gnne = |config: GnnExplainerConfig| -> Box<dyn Explainer> {
+                    Box::new(GnnExplainer::with_config(clf.clone(), config))
                 };
+                let default = GnnExplainerConfig::default();
                 let explainers: Vec<(&str, Box<dyn Explainer>)> = vec![
                     ("random", Box::new(RandomExplainer::default())),
                     ("cost", Box::new(CostAtBeta(kind))),
+                    ("gnne (default: 100 epochs, SGD at 10)", gnne(default)),
                     (
-                        "gnne (100 epochs, lr 0.01)",
-                        Box::new(GnnExplainer::new(clf.clone())),
+                        "gnne (25 epochs, SGD at 10: the reproduction's)",
+                        gnne(GnnExplainerConfig {
+                            epochs: 25,
+                            ..default
+                        }),
                     ),
                     (
-                        "gnne (25 epochs, lr 0.04: the reproduction's)",
-                        Box::new(GnnExplainer::with_config(clf.clone(), fast)),
+                        "gnne (100 epochs, SGD at 1)",
+                        gnne(GnnExplainerConfig {
+                            learning_rate: 1.0,
+                            ..default
+                        }),
                     ),
+                    (
+                        "gnne (100 epochs, Adam at 0.01: PyG's)",
+                        gnne(GnnExplainerConfig {
+                            optimizer: MaskOptimizer::Adam,
+                            learning_rate: 0.01,
+                            ..default
+                        }),
+                    ),
+                    (
+                        "gnne (100 epochs, Adam at 0.01, init 0, counterfactual 1)",
+                        gnne(GnnExplainerConfig {
+                            optimizer: MaskOptimizer::Adam,
+                            learning_rate: 0.01,
+                            init_mean: 0.0,
+                            counterfactual_weight: 1.0,
+                            ..default
+                        }),
+                    ),
+                    ("occlusion", Box::new(Occlusion(clf.clone()))),
                     ("pg", Box::new(shipped_pg(clf.clone())?)),
                     ("rg", Box::new(shipped_rg(clf.clone())?)),
                 ];
-                for (label, e) in &explainers {
+                // `ONLY=substring` evaluates just the explainers whose label contains it.
+                let only = std::env::var("ONLY").unwrap_or_default();
+                for (label, e) in explainers.iter().filter(|(l, _)| l.contains(&only)) {
                     let m = evaluate_explainer(e.as_ref(), &clf, &set, 5)?;
                     println!(
                         "| {label} | {:.4} | {:.4} | {:.4} | {:.4} | {:.3} | {:.3} | {:.3} | {:.2} |",
@@ -130,7 +198,7 @@ fn main() -> anyhow::Result<()> {
                     );
                 }
             }
-            other => bail!("unknown command {other}: train or evaluate"),
+            other => bail!("unknown command {other}: train, train-pg, train-rg or evaluate"),
         }
     }
     Ok(())
