@@ -10,7 +10,7 @@ use crate::error::{ExplainError, Result};
 use burn::module::Module;
 use burn::store::ModuleRecord;
 use burn::tensor::Bytes;
-use fuselage_gnn::CostKind;
+use fuselage_gnn::{CostKind, GnnClassifier};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
@@ -102,8 +102,10 @@ const RG_BRR: (&[u8], &str) = (
     include_str!("../../checkpoints/rg_brr.json"),
 );
 
-/// The shipped weights and metadata of explainer `which` (`pg`, `rg`) for `kind`.
-pub(crate) fn shipped(which: &str, kind: CostKind) -> Result<(&'static [u8], ExplainerMeta)> {
+/// The shipped weights and metadata of explainer `which` (`pg`, `rg`) for `clf`'s cost model.
+pub(crate) fn shipped(which: &str, clf: &GnnClassifier) -> Result<(&'static [u8], ExplainerMeta)> {
+    let kind = CostKind::from_name(&clf.cost_model)
+        .ok_or_else(|| ExplainError::Checkpoint(format!("no cost model {}", clf.cost_model)))?;
     let (w, m) = match (which, kind) {
         ("pg", CostKind::Lbdf) => PG_LBDF,
         ("pg", CostKind::Brr) => PG_BRR,

@@ -14,7 +14,7 @@ use burn::optim::{AdamConfig, GradientsParams};
 use burn::prelude::*;
 use burn::tensor::activation::{relu, sigmoid};
 use fuselage_gnn::features::DeviceBatch;
-use fuselage_gnn::{CostKind, GnnClassifier, GroupGraph};
+use fuselage_gnn::{GnnClassifier, GroupGraph};
 use fuselage_ir::{Graph, NodeSet};
 use rand::seq::SliceRandom;
 use rand::{RngExt, SeedableRng};
@@ -337,9 +337,7 @@ impl PgExplainer {
 /// # Errors
 /// [`ExplainError::Checkpoint`] if none was shipped or it does not fit `clf`.
 pub fn shipped_pg(clf: GnnClassifier) -> Result<PgExplainer> {
-    let kind = CostKind::from_name(&clf.cost_model)
-        .ok_or_else(|| ExplainError::Checkpoint(format!("no cost model {}", clf.cost_model)))?;
-    let (w, meta) = checkpoint::shipped("pg", kind)?;
+    let (w, meta) = checkpoint::shipped("pg", &clf)?;
     PgExplainer::from_parts(clf, w, &meta)
 }
 

@@ -11,7 +11,7 @@ use burn::nn::{Linear, LinearConfig};
 use burn::optim::{AdamConfig, GradientsParams};
 use burn::prelude::*;
 use burn::tensor::activation::{log_softmax, relu};
-use fuselage_gnn::{CostKind, GnnClassifier, GroupGraph};
+use fuselage_gnn::{GnnClassifier, GroupGraph};
 use fuselage_ir::{Graph, NodeId, NodeSet};
 use rand::seq::SliceRandom;
 use rand::{RngExt, SeedableRng};
@@ -550,9 +550,7 @@ fn subgraph(set: &ExplainSet, i: usize, nodes: &[usize]) -> Result<GroupGraph> {
 /// # Errors
 /// [`ExplainError::Checkpoint`] if none was shipped or it does not fit `clf`.
 pub fn shipped_rg(clf: GnnClassifier) -> Result<RgExplainer> {
-    let kind = CostKind::from_name(&clf.cost_model)
-        .ok_or_else(|| ExplainError::Checkpoint(format!("no cost model {}", clf.cost_model)))?;
-    let (w, meta) = checkpoint::shipped("rg", kind)?;
+    let (w, meta) = checkpoint::shipped("rg", &clf)?;
     RgExplainer::from_parts(clf, w, &meta)
 }
 
