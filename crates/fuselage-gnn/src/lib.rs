@@ -9,6 +9,8 @@
 //! - [`model`]: the network ([`Gnn`]: four GraphConv layers of 128, sum readout, binary head)
 //!   and the [`ValidityModel`] trait, implemented by [`GnnClassifier`] and by the exact cost
 //!   models ([`ExactValidity`]).
+//! - [`grad`]: the gradient of the logits with respect to the message weights in closed
+//!   form ([`Gnn::trace`], [`Trace`]), what GNNExplainer descends without burn's autodiff tape.
 //! - [`dataset`]: groups from random search on nine zoo networks, labelled by LBDF and BRR at
 //!   five β ([`generate_dataset`]), as JSON lines.
 //! - [`train`](mod@train): the training loop, metrics, learning curves ([`train()`],
@@ -38,6 +40,7 @@ pub mod checkpoint;
 pub mod dataset;
 mod error;
 pub mod features;
+pub mod grad;
 pub mod model;
 pub mod train;
 
@@ -51,6 +54,7 @@ pub use dataset::{
 };
 pub use error::{GnnError, Result};
 pub use features::{FEATURE_DIM, GraphBatch, GroupGraph};
+pub use grad::Trace;
 pub use model::{ExactValidity, Gnn, GnnClassifier, GnnConfig, GraphConv, ValidityModel};
 pub use train::{
     Confusion, EpochStats, Split, TrainConfig, TrainReport, curve_csv, evaluate, plot_curve,

@@ -1,13 +1,15 @@
 //! [`GnnExplainer`] (Ying et al. 2019): a soft edge mask learnt per instance.
 
-use super::{device_batch, host, keep_verdict_loss, mask_entropy, message_weights, with_weights};
+use super::{
+    device_batch, host, logit_temperature, mask_entropy_grad, message_weights, with_weights,
+};
 use crate::error::{ExplainError, Result};
 use crate::explainer::Explainer;
 use crate::explanation::{Explanation, Selection, group_edges};
-use burn::module::Param;
-use burn::optim::{AdamConfig, GradientsParams, SgdConfig};
+use burn::optim::{AdamConfig, Optimizer, SgdConfig};
 use burn::prelude::*;
 use burn::tensor::activation::sigmoid;
+use fuselage_gnn::features::DeviceBatch;
 use fuselage_gnn::{GnnClassifier, GroupGraph};
 use fuselage_ir::{Graph, NodeSet};
 use rand::RngExt;
@@ -87,12 +89,6 @@ fn one() -> f32 {
     1.0
 }
 
-/// The mask being learnt: one logit per edge.
-#[derive(Module, Debug)]
-struct EdgeMask {
-    logits: Param<Tensor<1>>,
-}
-
 /// GNNExplainer over a GNN classifier: for each group, a soft mask `σ(m_e)` on its edges'
 /// messages is optimised to keep the classifier's verdict while staying small and nearly binary:
 ///
@@ -106,7 +102,10 @@ struct EdgeMask {
 /// and `σ = √2·√(2/2n)` for n nodes, drawn from the caller's rng; the scores are `σ(m)` after
 /// the last step.
 ///
-/// Complexity: `epochs` forward and backward passes of the classifier over the group.
+/// Complexity: `epochs` forward passes of the classifier over the group, each followed by the
+/// closed-form gradient with respect to its message weights ([`fuselage_gnn::Trace`]). That
+/// gradient costs about one more forward pass and needs no autodiff tape. It equals burn's
+/// autodiff (fuselage-gnn's `tests/weight_grad.rs`).
 pub struct GnnExplainer {
     clf: GnnClassifier,
     config: GnnExplainerConfig,
@@ -142,60 +141,89 @@ impl GnnExplainer {
                 "GNNExplainer needs at least one epoch".into(),
             ));
         }
-        let base = device_batch(&self.clf, &[(gg, beta_bytes)])?;
-        let z0 = host(self.clf.model.forward(&base))?;
-        let cf = self.config.counterfactual_weight;
-        // With the counterfactual term, the group is batched twice: once masked by m, once by
-        // 1 − m, so one forward and one backward serve both terms.
-        let twice = if cf > 0.0 {
-            Some(device_batch(
-                &self.clf,
-                &[(gg, beta_bytes), (gg, beta_bytes)],
-            )?)
+        // With the counterfactual term the group is batched twice, once masked by m and once
+        // by 1 − m, so one pass serves both terms.
+        let copies = if self.config.counterfactual_weight > 0.0 {
+            2
         } else {
-            None
+            1
         };
-        let ad = self.clf.device.clone().autodiff();
+        let batch = device_batch(&self.clf, &vec![(gg, beta_bytes); copies])?;
+        let z0 = host(self.clf.model.forward(&batch))?[0];
         let std = 2f32.sqrt() * (2.0 / (2.0 * gg.len() as f32)).sqrt();
         let init: Vec<f32> = (0..e)
             .map(|_| self.config.init_mean + rng.sample::<f32, _>(StandardNormal) * std)
             .collect();
-        let mut mask = EdgeMask {
-            logits: Param::from_tensor(Tensor::<1>::from_data(TensorData::new(init, [e]), &ad)),
+        let logits = Tensor::<1>::from_data(TensorData::new(init, [e]), &self.clf.device);
+        let logits = match self.config.optimizer {
+            MaskOptimizer::Sgd => self.descend(SgdConfig::new().build(), logits, &batch, z0)?,
+            MaskOptimizer::Adam => self.descend(AdamConfig::new().build(), logits, &batch, z0)?,
         };
-        // Both optimisers come as burn's type-erased `ModuleOptimizer`.
-        let mut optim = match self.config.optimizer {
-            MaskOptimizer::Sgd => SgdConfig::new().init(),
-            MaskOptimizer::Adam => AdamConfig::new().init(),
-        };
+        host(sigmoid(logits))
+    }
+
+    /// `epochs` steps of `optim` on the mask logits. Each step is one [`Gnn::trace`] of the
+    /// masked batch and its closed-form gradient
+    /// ([`Trace::message_weight_grad`](fuselage_gnn::Trace::message_weight_grad)); the
+    /// regularisers' gradients are analytic.
+    ///
+    /// [`Gnn::trace`]: fuselage_gnn::Gnn::trace
+    fn descend<O: Optimizer>(
+        &self,
+        optim: O,
+        mut logits: Tensor<1>,
+        batch: &DeviceBatch,
+        z0: f32,
+    ) -> Result<Tensor<1>> {
+        let mut state = None;
         for _ in 0..self.config.epochs {
-            let m = sigmoid(mask.logits.val());
-            let prediction = if let Some(twice) = &twice {
-                let weights = Tensor::cat(
-                    vec![
-                        message_weights(m.clone()),
-                        message_weights(m.clone().neg().add_scalar(1.0)),
-                    ],
-                    0,
-                );
-                let z = self.clf.model.forward(&with_weights(twice, weights));
-                keep_verdict_loss(z.clone().narrow(0, 0, 1), &z0)
-                    + keep_verdict_loss(z.narrow(0, 1, 1).neg(), &z0).mul_scalar(cf)
-            } else {
-                keep_verdict_loss(
-                    self.clf
-                        .model
-                        .forward(&with_weights(&base, message_weights(m.clone()))),
-                    &z0,
-                )
-            };
-            let loss = prediction
-                + m.clone().sum().mul_scalar(self.config.size_weight)
-                + mask_entropy(m).mul_scalar(self.config.entropy_weight);
-            let grads = GradientsParams::from_grads(loss.backward(), &mask);
-            mask = optim.step(self.config.learning_rate, mask, grads);
+            let d_logits = self.loss_gradient(logits.clone(), batch, z0)?;
+            let (next, next_state) = optim.step(self.config.learning_rate, logits, d_logits, state);
+            logits = next;
+            state = next_state;
         }
-        host(sigmoid(mask.logits.val()).inner())
+        Ok(logits)
+    }
+
+    /// `∂L/∂logits` of the loss in the type's docs, at mask logits `logits`, for `batch` (the
+    /// group once, or twice with the counterfactual term) whose unmasked logit is `z0`.
+    fn loss_gradient(&self, logits: Tensor<1>, batch: &DeviceBatch, z0: f32) -> Result<Tensor<1>> {
+        let [e] = logits.dims();
+        let twice = batch.graphs == 2;
+        let m = sigmoid(logits);
+        let mut weights = message_weights(m.clone());
+        if twice {
+            let rest = message_weights(m.clone().neg().add_scalar(1.0));
+            weights = Tensor::cat(vec![weights, rest], 0);
+        }
+        let masked = with_weights(batch, weights);
+        let trace = self.clf.model.trace(&masked);
+        let z = host(trace.logits())?;
+        // keep_verdict_loss(z) = softplus(s·z): ∂/∂z = s·σ(s·z).
+        let s = if z0 >= 0.0 { -1.0 } else { 1.0 } / logit_temperature(z0);
+        let mut dz = vec![s * logistic(s * z[0])];
+        if twice {
+            // w·softplus(−s·z₁): ∂/∂z₁ = −w·s·σ(−s·z₁).
+            dz.push(-self.config.counterfactual_weight * s * logistic(-s * z[1]));
+        }
+        let dz = Tensor::<1>::from_data(TensorData::new(dz, [batch.graphs]), &self.clf.device);
+        let d_w = trace
+            .message_weight_grad(dz)
+            .ok_or_else(|| ExplainError::Config("a group with edges has no messages".into()))?;
+        // Both directions of an edge carry its mask value; the second copy carries 1 − m.
+        let d_w = d_w
+            .reshape([batch.graphs, e, 2])
+            .sum_dim(2)
+            .reshape([batch.graphs, e]);
+        let mut d_m = d_w.clone().narrow(0, 0, 1).reshape([e]);
+        if twice {
+            d_m = d_m - d_w.narrow(0, 1, 1).reshape([e]);
+        }
+        let d_m = d_m
+            + mask_entropy_grad(m.clone()).mul_scalar(self.config.entropy_weight)
+            + self.config.size_weight;
+        // Through the sigmoid: ∂m/∂logit = m(1 − m).
+        Ok(d_m * m.clone() * m.neg().add_scalar(1.0))
     }
 }
 
@@ -222,5 +250,96 @@ impl Explainer for GnnExplainer {
             None,
             &self.config.selection,
         )
+    }
+}
+
+/// The logistic function on the host.
+fn logistic(x: f32) -> f32 {
+    1.0 / (1.0 + (-x).exp())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::learned::{keep_verdict_loss, mask_entropy};
+    use rand::SeedableRng;
+
+    /// The loss of the type's docs through burn's autodiff: what `loss_gradient` must equal.
+    fn autodiff_gradient(
+        x: &GnnExplainer,
+        logits: &[f32],
+        batch: &DeviceBatch,
+        z0: f32,
+    ) -> Vec<f32> {
+        let ad = x.clf.device.clone().autodiff();
+        let e = logits.len();
+        let l = Tensor::<1>::from_data(TensorData::new(logits.to_vec(), [e]), &ad).require_grad();
+        let m = sigmoid(l.clone());
+        let cf = x.config.counterfactual_weight;
+        let prediction = if batch.graphs == 2 {
+            let w = Tensor::cat(
+                vec![
+                    message_weights(m.clone()),
+                    message_weights(m.clone().neg().add_scalar(1.0)),
+                ],
+                0,
+            );
+            let z = x.clf.model.forward(&with_weights(batch, w));
+            keep_verdict_loss(z.clone().narrow(0, 0, 1), &[z0])
+                + keep_verdict_loss(z.narrow(0, 1, 1).neg(), &[z0]).mul_scalar(cf)
+        } else {
+            let z = x
+                .clf
+                .model
+                .forward(&with_weights(batch, message_weights(m.clone())));
+            keep_verdict_loss(z, &[z0])
+        };
+        let loss = prediction
+            + m.clone().sum().mul_scalar(x.config.size_weight)
+            + mask_entropy(m).mul_scalar(x.config.entropy_weight);
+        host(l.grad(&loss.backward()).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn the_loss_gradient_equals_autodiff_with_and_without_the_counterfactual_term() {
+        let device = fuselage_gnn::default_device();
+        let (g, groups) = fuselage_gnn::probe_groups().unwrap();
+        let mut rng = ChaCha8Rng::seed_from_u64(5);
+        for kind in [fuselage_gnn::CostKind::Lbdf, fuselage_gnn::CostKind::Brr] {
+            let clf = fuselage_gnn::shipped(kind, &device).unwrap();
+            for cf in [0.0, 0.7] {
+                let x = GnnExplainer::with_config(
+                    clf.clone(),
+                    GnnExplainerConfig {
+                        counterfactual_weight: cf,
+                        size_weight: 0.3,
+                        ..GnnExplainerConfig::default()
+                    },
+                );
+                for s in groups.iter().filter(|s| s.len() >= 6) {
+                    let gg = GroupGraph::new(&g, s).unwrap();
+                    let copies = if cf > 0.0 { 2 } else { 1 };
+                    let beta = fuselage_gnn::PROBE_BETA;
+                    let batch = device_batch(&clf, &vec![(&gg, beta); copies]).unwrap();
+                    let z0 = host(clf.model.forward(&batch)).unwrap()[0];
+                    let logits: Vec<f32> = (0..gg.edges.len())
+                        .map(|_| rng.sample::<f32, _>(StandardNormal) * 2.0)
+                        .collect();
+                    let t = Tensor::<1>::from_data(
+                        TensorData::new(logits.clone(), [logits.len()]),
+                        &device,
+                    );
+                    let ours = host(x.loss_gradient(t, &batch, z0).unwrap()).unwrap();
+                    let theirs = autodiff_gradient(&x, &logits, &batch, z0);
+                    let scale = theirs.iter().fold(1e-3f32, |a, v| a.max(v.abs()));
+                    for (a, b) in ours.iter().zip(&theirs) {
+                        assert!(
+                            (a - b).abs() <= 1e-4 * scale,
+                            "{kind:?} cf {cf}: {ours:?} vs {theirs:?}"
+                        );
+                    }
+                }
+            }
+        }
     }
 }

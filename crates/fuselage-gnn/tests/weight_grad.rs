@@ -1,0 +1,109 @@
+//! The closed-form gradient of `fuselage_gnn::grad` against burn's autodiff.
+
+use burn::prelude::*;
+use fuselage_gnn::{CostKind, GraphBatch, GroupGraph, default_device, shipped};
+use proptest::prelude::*;
+use rand::{RngExt, SeedableRng};
+
+/// `∂(Σ c_g z_g)/∂w` through burn's autodiff, and the logits.
+fn autodiff_grad(
+    clf: &fuselage_gnn::GnnClassifier,
+    batch: &GraphBatch,
+    weights: &[f32],
+    c: &[f32],
+) -> (Vec<f32>, Vec<f32>) {
+    let ad = clf.device.clone().autodiff();
+    let mut b = batch.to_device(&clf.device);
+    let m = weights.len();
+    let w = Tensor::<1>::from_data(TensorData::new(weights.to_vec(), [m]), &ad).require_grad();
+    b.edges.as_mut().unwrap().weights = Some(w.clone().reshape([m, 1]));
+    let z = clf.model.forward(&b);
+    let cz = Tensor::<1>::from_data(TensorData::new(c.to_vec(), [c.len()]), &ad);
+    let grads = (z.clone() * cz).sum().backward();
+    let gw = w.grad(&grads).unwrap();
+    (read(gw), read(z.inner()))
+}
+
+fn read(t: Tensor<1>) -> Vec<f32> {
+    t.into_data().convert::<f32>().try_to_vec::<f32>().unwrap()
+}
+
+fn closed_form(
+    clf: &fuselage_gnn::GnnClassifier,
+    batch: &GraphBatch,
+    weights: &[f32],
+    c: &[f32],
+) -> (Vec<f32>, Vec<f32>) {
+    let mut b = batch.to_device(&clf.device);
+    let m = weights.len();
+    let w = Tensor::<1>::from_data(TensorData::new(weights.to_vec(), [m]), &clf.device);
+    b.edges.as_mut().unwrap().weights = Some(w.reshape([m, 1]));
+    let trace = clf.model.trace(&b);
+    let dz = Tensor::<1>::from_data(TensorData::new(c.to_vec(), [c.len()]), &clf.device);
+    let gw = trace.message_weight_grad(dz).unwrap();
+    (read(gw), read(trace.logits()))
+}
+
+fn assert_close(a: &[f32], b: &[f32], what: &str) {
+    assert_eq!(a.len(), b.len(), "{what}: lengths");
+    let scale = b.iter().fold(1e-3f32, |m, x| m.max(x.abs()));
+    for (i, (x, y)) in a.iter().zip(b).enumerate() {
+        assert!(
+            (x - y).abs() <= 1e-4 * scale,
+            "{what}[{i}]: closed form {x}, autodiff {y} (scale {scale})"
+        );
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+
+    /// On random groups of resnet50, batched one to three at a time, with random message
+    /// weights and random upstream gradients, the closed form equals burn's autodiff.
+    #[test]
+    fn the_closed_form_matches_autodiff(
+        seed in 0u64..1_000_000,
+        groups in 1usize..=3,
+        len in 2usize..=40,
+        brr in any::<bool>(),
+    ) {
+        let device = default_device();
+        let kind = if brr { CostKind::Brr } else { CostKind::Lbdf };
+        let clf = shipped(kind, &device).unwrap();
+        let g = fuselage_zoo::build("resnet50").unwrap();
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+        let mut batch = GraphBatch::new();
+        for _ in 0..groups {
+            let s = fuselage_ir::sample::random_group(&g, len, &mut rng);
+            let beta = [128.0, 256.0, 1024.0][rng.random_range(0..3)] * 1024.0;
+            batch.push(&GroupGraph::new(&g, &s).unwrap(), beta, None).unwrap();
+        }
+        prop_assume!(!batch.src.is_empty());
+        let weights: Vec<f32> = (0..batch.src.len()).map(|_| rng.random_range(0.0..1.0)).collect();
+        let c: Vec<f32> = (0..groups).map(|_| rng.random_range(-2.0..2.0)).collect();
+        let (grad, z) = closed_form(&clf, &batch, &weights, &c);
+        let (grad_ad, z_ad) = autodiff_grad(&clf, &batch, &weights, &c);
+        assert_close(&z, &z_ad, "logits");
+        assert_close(&grad, &grad_ad, "gradient");
+        // A gradient that is zero everywhere would match trivially.
+        prop_assert!(grad_ad.iter().any(|x| x.abs() > 1e-6));
+    }
+}
+
+#[test]
+fn a_batch_without_edges_has_no_gradient() {
+    let device = default_device();
+    let clf = shipped(CostKind::Lbdf, &device).unwrap();
+    let g = fuselage_zoo::build("resnet50").unwrap();
+    let one = fuselage_ir::NodeSet::from_ids(g.len(), g.node_ids().take(1));
+    let mut batch = GraphBatch::new();
+    batch
+        .push(&GroupGraph::new(&g, &one).unwrap(), 262144.0, None)
+        .unwrap();
+    let b = batch.to_device(&device);
+    let trace = clf.model.trace(&b);
+    let dz = Tensor::<1>::from_data(TensorData::new(vec![1.0f32], [1]), &device);
+    assert!(trace.message_weight_grad(dz).is_none());
+    let z = read(trace.logits());
+    assert_eq!(z, read(clf.model.forward(&b)));
+}
