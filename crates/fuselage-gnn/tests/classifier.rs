@@ -3,6 +3,7 @@
 use fuselage_cost::{CostConfig, CostModel, Lbdf};
 use fuselage_gnn::*;
 use fuselage_ir::NodeSet;
+use rand::SeedableRng;
 use std::time::Instant;
 
 fn small_config() -> DatasetConfig {
@@ -146,5 +147,36 @@ fn batched_and_single_predictions_agree_and_edge_weights_matter() {
     assert!(
         (p[0] - p[2]).abs() > 1e-6,
         "masking every edge changes nothing: {p:?}"
+    );
+}
+
+#[test]
+fn a_batch_cut_into_parallel_chunks_answers_each_group_as_alone() {
+    let device = default_device();
+    let clf = shipped(CostKind::Brr, &device).unwrap();
+    let g = fuselage_zoo::build("resnet101").unwrap();
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(11);
+    // Sizes from 1 node to past one chunk, so chunks hold one group or many.
+    let sizes = [1usize, 30, 300, 7, 60, 2, 45, 250, 30, 12, 80, 30, 3, 33];
+    let groups: Vec<NodeSet> = sizes
+        .iter()
+        .map(|&n| fuselage_ir::sample::random_group(&g, n, &mut rng))
+        .collect();
+    let nodes: usize = groups.iter().map(NodeSet::len).sum();
+    assert!(nodes > 3 * fuselage_gnn::model::CHUNK_NODES);
+    let all = clf.invalid_probabilities(&g, &groups, 256 * 1024).unwrap();
+    assert_eq!(all.len(), groups.len());
+    for (s, p) in groups.iter().zip(&all) {
+        let one = clf.invalid_probability(&g, s, 256 * 1024).unwrap();
+        assert!(
+            (one - p).abs() < 1e-5,
+            "{} nodes: {one} alone, {p} batched",
+            s.len()
+        );
+    }
+    // Not all the same answer: the comparison above would be weak otherwise.
+    assert!(
+        all.iter().any(|&p| p > 0.5) && all.iter().any(|&p| p < 0.5),
+        "{all:?}"
     );
 }
