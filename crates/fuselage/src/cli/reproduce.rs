@@ -8,7 +8,8 @@ use std::path::PathBuf;
 /// Arguments of `fuselage reproduce`.
 #[derive(Debug, Args)]
 pub struct ReproduceCmd {
-    /// A smoke run of every table: one seed, budgets 400 (Table II) and 200 (III/IV).
+    /// A smoke run of every table: one seed, budgets 300 (Table II) and 150 (III/IV),
+    /// GNNExplainer at 10 steps.
     #[arg(long)]
     quick: bool,
     /// Where `results.md` goes; `results/` beside it gets the curves (SVG), the per-run numbers
