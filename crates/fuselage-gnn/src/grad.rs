@@ -6,7 +6,7 @@
 //! weights (see [`DeviceEdges::weights`](crate::features::DeviceEdges)). GNNExplainer needs that
 //! gradient a hundred times per explanation. Burn's autodiff records every op of the forward
 //! pass on a tape and then walks the tape back. On a 30-node group that bookkeeping (a graph
-//! node, a hash-map entry and an allocation per op) costs about twice the arithmetic.
+//! node, a hash-map entry and an allocation per op) costs more than the arithmetic.
 //!
 //! For an explainer the network's parameters are constants, and the network is fixed: four
 //! GraphConv layers, a sum readout and a two-layer head. So the vector-Jacobian product has a
@@ -14,8 +14,8 @@
 //!
 //! ## The product
 //!
-//! [`Gnn::trace`] runs the forward pass, through the same [`GraphConv::forward`](crate::GraphConv::forward) as
-//! [`Gnn::forward`], and keeps every layer's output. [`Trace::message_weight_grad`] takes
+//! [`Gnn::trace`] runs the forward pass and keeps every layer's output. It goes through the
+//! same [`GraphConv::forward`](crate::GraphConv::forward) as [`Gnn::forward`]. [`Trace::message_weight_grad`] takes
 //! `∂L/∂z` per group and returns `∂L/∂w_m` per message. With `h⁰ = x` and
 //! `hˡ = ReLU(hˡ⁻¹·W1ˡ + b + Aᵂ·hˡ⁻¹·W2ˡ)`, where `Aᵂ[dst, src] = Σ w_m`, the product runs
 //! from the head down:
