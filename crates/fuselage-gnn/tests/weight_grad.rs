@@ -1,46 +1,52 @@
 //! The closed-form gradient of `fuselage_gnn::grad` against burn's autodiff.
 
 use burn::prelude::*;
-use fuselage_gnn::{CostKind, GraphBatch, GroupGraph, default_device, shipped};
+use fuselage_gnn::features::DeviceBatch;
+use fuselage_gnn::{CostKind, GnnClassifier, GraphBatch, GroupGraph, default_device, shipped};
 use proptest::prelude::*;
 use rand::{RngExt, SeedableRng};
 
-/// `∂(Σ c_g z_g)/∂w` through burn's autodiff, and the logits.
-fn autodiff_grad(
-    clf: &fuselage_gnn::GnnClassifier,
-    batch: &GraphBatch,
-    weights: &[f32],
-    c: &[f32],
-) -> (Vec<f32>, Vec<f32>) {
-    let ad = clf.device.clone().autodiff();
-    let mut b = batch.to_device(&clf.device);
-    let m = weights.len();
-    let w = Tensor::<1>::from_data(TensorData::new(weights.to_vec(), [m]), &ad).require_grad();
-    b.edges.as_mut().unwrap().weights = Some(w.clone().reshape([m, 1]));
-    let z = clf.model.forward(&b);
-    let cz = Tensor::<1>::from_data(TensorData::new(c.to_vec(), [c.len()]), &ad);
-    let grads = (z.clone() * cz).sum().backward();
-    let gw = w.grad(&grads).unwrap();
-    (read(gw), read(z.inner()))
+/// `v` as a tensor on `device`.
+fn tensor(v: &[f32], device: &Device) -> Tensor<1> {
+    Tensor::<1>::from_data(TensorData::new(v.to_vec(), [v.len()]), device)
 }
 
 fn read(t: Tensor<1>) -> Vec<f32> {
     t.into_data().convert::<f32>().try_to_vec::<f32>().unwrap()
 }
 
-fn closed_form(
-    clf: &fuselage_gnn::GnnClassifier,
+/// `batch` on the classifier's device, its messages weighted by `w`.
+fn weighted(clf: &GnnClassifier, batch: &GraphBatch, w: Tensor<1>) -> DeviceBatch {
+    let mut b = batch.to_device(&clf.device);
+    let [m] = w.dims();
+    b.edges.as_mut().unwrap().weights = Some(w.reshape([m, 1]));
+    b
+}
+
+/// `∂(Σ c_g z_g)/∂w` through burn's autodiff, and the logits.
+fn autodiff_grad(
+    clf: &GnnClassifier,
     batch: &GraphBatch,
     weights: &[f32],
     c: &[f32],
 ) -> (Vec<f32>, Vec<f32>) {
-    let mut b = batch.to_device(&clf.device);
-    let m = weights.len();
-    let w = Tensor::<1>::from_data(TensorData::new(weights.to_vec(), [m]), &clf.device);
-    b.edges.as_mut().unwrap().weights = Some(w.reshape([m, 1]));
+    let ad = clf.device.clone().autodiff();
+    let w = tensor(weights, &ad).require_grad();
+    let z = clf.model.forward(&weighted(clf, batch, w.clone()));
+    let grads = (z.clone() * tensor(c, &ad)).sum().backward();
+    (read(w.grad(&grads).unwrap()), read(z.inner()))
+}
+
+/// The same through [`fuselage_gnn::Trace`].
+fn closed_form(
+    clf: &GnnClassifier,
+    batch: &GraphBatch,
+    weights: &[f32],
+    c: &[f32],
+) -> (Vec<f32>, Vec<f32>) {
+    let b = weighted(clf, batch, tensor(weights, &clf.device));
     let trace = clf.model.trace(&b);
-    let dz = Tensor::<1>::from_data(TensorData::new(c.to_vec(), [c.len()]), &clf.device);
-    let gw = trace.message_weight_grad(dz).unwrap();
+    let gw = trace.message_weight_grad(tensor(c, &clf.device)).unwrap();
     (read(gw), read(trace.logits()))
 }
 
@@ -102,8 +108,7 @@ fn a_batch_without_edges_has_no_gradient() {
         .unwrap();
     let b = batch.to_device(&device);
     let trace = clf.model.trace(&b);
-    let dz = Tensor::<1>::from_data(TensorData::new(vec![1.0f32], [1]), &device);
-    assert!(trace.message_weight_grad(dz).is_none());
+    assert!(trace.message_weight_grad(tensor(&[1.0], &device)).is_none());
     let z = read(trace.logits());
     assert_eq!(z, read(clf.model.forward(&b)));
 }

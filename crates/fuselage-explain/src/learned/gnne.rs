@@ -1,7 +1,7 @@
 //! [`GnnExplainer`] (Ying et al. 2019): a soft edge mask learnt per instance.
 
 use super::{
-    device_batch, host, logit_temperature, mask_entropy_grad, message_weights, with_weights,
+    device_batch, host, keep_verdict_scale, mask_entropy_grad, message_weights, with_weights,
 };
 use crate::error::{ExplainError, Result};
 use crate::explainer::Explainer;
@@ -200,7 +200,7 @@ impl GnnExplainer {
         let trace = self.clf.model.trace(&masked);
         let z = host(trace.logits())?;
         // keep_verdict_loss(z) = softplus(s·z): ∂/∂z = s·σ(s·z).
-        let s = if z0 >= 0.0 { -1.0 } else { 1.0 } / logit_temperature(z0);
+        let s = keep_verdict_scale(z0);
         let mut dz = vec![s * logistic(s * z[0])];
         if twice {
             // w·softplus(−s·z₁): ∂/∂z₁ = −w·s·σ(−s·z₁).

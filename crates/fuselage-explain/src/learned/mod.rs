@@ -87,14 +87,17 @@ pub(crate) fn host<const D: usize>(t: Tensor<D>) -> Result<Vec<f32>> {
         .map_err(|e| ExplainError::Checkpoint(format!("reading a tensor back: {e:?}")))
 }
 
+/// The factor `s = −sign(z0)/T(z0)` of [`keep_verdict_loss`]: a masked logit `z` costs
+/// `softplus(s·z)`.
+pub(crate) fn keep_verdict_scale(z0: f32) -> f32 {
+    (if z0 >= 0.0 { -1.0 } else { 1.0 }) / logit_temperature(z0)
+}
+
 /// The temperature-scaled "keep the verdict" loss of logits `z` whose unmasked values were
 /// `z0`: `Σ softplus(−sign(z0)·z/T(z0))`.
 pub(crate) fn keep_verdict_loss(z: Tensor<1>, z0: &[f32]) -> Tensor<1> {
     let device = z.device();
-    let scale: Vec<f32> = z0
-        .iter()
-        .map(|&z| if z >= 0.0 { -1.0 } else { 1.0 } / logit_temperature(z))
-        .collect();
+    let scale: Vec<f32> = z0.iter().map(|&z| keep_verdict_scale(z)).collect();
     let n = scale.len();
     let s = Tensor::<1>::from_data(TensorData::new(scale, [n]), &device);
     burn::tensor::activation::softplus(z * s, 1.0).sum()

@@ -180,9 +180,10 @@ pub struct PgReport {
 
 /// PGExplainer over a GNN classifier: an MLP reads the classifier's embeddings of each edge's
 /// endpoints and of the group (mean of its nodes) and gives the edge's logit; the scores are
-/// the logits' sigmoid (see [`PgExplainer::scores`]). Trained across many groups ([`PgExplainer::train`]) with a concrete
-/// relaxation, `σ((log ε − log(1−ε) + ω)/τ)`, to keep the classifier's verdict with a small,
-/// nearly binary mask; explaining is then one forward pass.
+/// the logits' sigmoid (see [`PgExplainer::scores`]). Trained across many groups
+/// ([`PgExplainer::train`]) with a concrete relaxation, `σ((log ε − log(1−ε) + ω)/τ)`, to keep
+/// the classifier's verdict with a small, nearly binary mask; explaining is then one forward
+/// pass.
 pub struct PgExplainer {
     clf: GnnClassifier,
     mlp: EdgeMlp,
