@@ -9,6 +9,9 @@
 //! - [`model`]: the network ([`Gnn`]: four GraphConv layers of 128, sum readout, binary head)
 //!   and the [`ValidityModel`] trait, implemented by [`GnnClassifier`] and by the exact cost
 //!   models ([`ExactValidity`]).
+//! - [`compress`]: inference that computes each distinct row of a batch once, by colour
+//!   refinement ([`CompressedBatch`], [`Gnn::forward_compressed`]); what [`GnnClassifier`]
+//!   runs.
 //! - [`grad`]: the gradient of the logits with respect to the message weights in closed
 //!   form ([`Gnn::trace`], [`Trace`]), what GNNExplainer descends without burn's autodiff tape.
 //! - [`dataset`]: groups from random search on nine zoo networks, labelled by LBDF and BRR at
@@ -37,6 +40,7 @@
 #![warn(missing_docs)]
 
 pub mod checkpoint;
+pub mod compress;
 pub mod dataset;
 mod error;
 pub mod features;
@@ -48,6 +52,7 @@ pub use checkpoint::{
     CheckpointMeta, PROBE_BETA, classifier_from_bytes, load_checkpoint, probe, probe_groups,
     save_checkpoint, shipped, shipped_meta, weights_to_bytes,
 };
+pub use compress::CompressedBatch;
 pub use dataset::{
     BETAS_KIB, CostKind, Dataset, DatasetConfig, EncodedDataset, GroupRecord, HELD_OUT_NETWORKS,
     PAPER_NETWORKS, Sample, generate_dataset,

@@ -18,8 +18,9 @@
 //! is invalid at β. [`GnnClassifier`] implements it with the network; [`ExactValidity`] with a
 //! cost model (probability 0 or 1), the trivial reference.
 
+use crate::compress::CompressedBatch;
 use crate::error::{GnnError, Result};
-use crate::features::{DeviceBatch, FEATURE_DIM, GraphBatch, GroupGraph};
+use crate::features::{DeviceBatch, DeviceEdges, FEATURE_DIM, GraphBatch, GroupGraph};
 use burn::nn::{Linear, LinearConfig};
 use burn::prelude::*;
 use burn::tensor::IndexingUpdateOp;
@@ -86,18 +87,26 @@ pub struct GraphConv {
 impl GraphConv {
     /// One round of message passing (no activation).
     pub fn forward(&self, h: Tensor<2>, batch: &DeviceBatch) -> Tensor<2> {
-        let own = self.root.forward(h.clone());
-        match &batch.edges {
-            None => own,
+        self.apply(h.clone(), h, batch.edges.as_ref())
+    }
+
+    /// The layer in general form: `W1·own + b + W2·agg`, where row `i` of `agg` sums the
+    /// messages whose `dst` is `i`, each the row `src` of `from` times its weight. `forward`
+    /// is `apply(h, h, edges)`; the compressed forward ([`crate::compress`]) passes only
+    /// the rows it needs as `own`.
+    pub fn apply(&self, own: Tensor<2>, from: Tensor<2>, edges: Option<&DeviceEdges>) -> Tensor<2> {
+        let root = self.root.forward(own.clone());
+        match edges {
+            None => root,
             Some(e) => {
-                let mut msg = h.clone().select(0, e.src.clone());
+                let mut msg = from.select(0, e.src.clone());
                 if let Some(w) = &e.weights {
                     msg = msg * w.clone();
                 }
                 let agg =
-                    h.zeros_like()
+                    own.zeros_like()
                         .select_assign(0, e.dst.clone(), msg, IndexingUpdateOp::Add);
-                own + self.neighbours.forward(agg)
+                root + self.neighbours.forward(agg)
             }
         }
     }
@@ -126,16 +135,29 @@ impl Gnn {
 
     /// Sum readout of node embeddings into one row per group, `[groups, hidden]`.
     pub fn readout(&self, h: Tensor<2>, batch: &DeviceBatch) -> Tensor<2> {
+        self.sum_rows(h, &batch.graph_of, batch.graphs)
+    }
+
+    /// Sums the rows of `h` into `groups` rows, row `i` into row `graph_of[i]`.
+    pub(crate) fn sum_rows(
+        &self,
+        h: Tensor<2>,
+        graph_of: &Tensor<1, Int>,
+        groups: usize,
+    ) -> Tensor<2> {
         let [_, width] = h.dims();
-        let zeros = Tensor::<2>::zeros([batch.graphs, width], &h.device());
-        zeros.select_assign(0, batch.graph_of.clone(), h, IndexingUpdateOp::Add)
+        let zeros = Tensor::<2>::zeros([groups, width], &h.device());
+        zeros.select_assign(0, graph_of.clone(), h, IndexingUpdateOp::Add)
+    }
+
+    /// The head: one logit per group from the read-out rows, `[groups]`.
+    pub(crate) fn head_logits(&self, g: Tensor<2>) -> Tensor<1> {
+        self.out.forward(relu(self.head.forward(g))).squeeze_dim(1)
     }
 
     /// The "invalid" logit of every group of the batch, `[groups]`.
     pub fn forward(&self, batch: &DeviceBatch) -> Tensor<1> {
-        let g = self.readout(self.embed(batch), batch);
-        let z = self.out.forward(relu(self.head.forward(g)));
-        z.squeeze_dim(1)
+        self.head_logits(self.readout(self.embed(batch), batch))
     }
 }
 
@@ -287,7 +309,8 @@ impl GnnClassifier {
     }
 
     /// "Invalid" probabilities of encoded groups, each at its own β and with optional edge
-    /// weights: forward passes over chunks of at most [`CHUNK_NODES`] nodes, run in parallel.
+    /// weights: forward passes over chunks of at most [`CHUNK_NODES`] nodes, each computing its
+    /// distinct rows once ([`compress`](crate::compress)), run in parallel.
     ///
     /// # Errors
     /// [`GnnError::EdgeWeights`] for a weight vector of the wrong length.
@@ -304,19 +327,22 @@ impl GnnClassifier {
         self.forward(items, false)
     }
 
-    /// Groups are independent, so a batch is cut into chunks of at most [`CHUNK_NODES`] nodes
-    /// (a larger group is a chunk of its own), and rayon runs the chunks on its threads. A
-    /// group's answer does not depend on the chunking.
+    /// Groups are independent, so a batch is cut into chunks of whole groups, balanced, of
+    /// at most [`CHUNK_NODES`] nodes where groups allow (a larger group is a chunk of its
+    /// own). Each chunk is compressed ([`CompressedBatch`]) and run on a rayon thread. The
+    /// chunks depend on the batch alone, never on the number of threads.
     fn forward(
         &self,
         items: &[(&GroupGraph, u64, Option<&[f32]>)],
         probabilities: bool,
     ) -> Result<Vec<f32>> {
         use rayon::prelude::*;
+        let total: usize = items.iter().map(|(gg, _, _)| gg.len()).sum();
+        let target = total.div_ceil(total.div_ceil(CHUNK_NODES).max(1));
         let mut chunks = Vec::new();
         let (mut start, mut nodes) = (0, 0);
         for (i, (gg, _, _)) in items.iter().enumerate() {
-            if nodes > 0 && nodes + gg.len() > CHUNK_NODES {
+            if nodes > 0 && nodes + gg.len() > target {
                 chunks.push(&items[start..i]);
                 (start, nodes) = (i, 0);
             }
@@ -332,7 +358,10 @@ impl GnnClassifier {
                 for (gg, beta, w) in part {
                     batch.push(gg, *beta as f64, *w)?;
                 }
-                let z = self.model.forward(&batch.to_device(&self.device));
+                let compressed = CompressedBatch::new(&batch, self.model.layers.len());
+                let z = self
+                    .model
+                    .forward_compressed(&compressed.to_device(&self.device))?;
                 to_vec(if probabilities { sigmoid(z) } else { z })
             })
             .collect::<Result<Vec<_>>>()?;
@@ -340,14 +369,13 @@ impl GnnClassifier {
     }
 }
 
-/// The most nodes [`GnnClassifier::probabilities`] batches into one forward pass.
+/// The most nodes [`GnnClassifier::probabilities`] puts in one chunk when a batch has more
+/// (chunks are balanced, so a batch of 1.5 chunks runs as two of 0.75).
 ///
-/// burn's CPU backend allocates every op's output afresh. A `[nodes, 128]` f32 tensor of up to
-/// 256 nodes stays under glibc's 128 KiB threshold for `mmap`, so its pages are reused instead
-/// of faulted in anew each time. It also stays in a core's L2 cache. A 256-group batch of 30-node
-/// groups ran 2.3 times faster on one thread in chunks of 8 groups than as one batch
-/// (`docs/classifier.md`).
-pub const CHUNK_NODES: usize = 256;
+/// A chunk is the unit of parallel work and of compression: larger chunks share more rows
+/// (`compress`), smaller ones spread better over threads. 256 random 30-node groups of
+/// resnet101 run as two chunks of 3,840 nodes (`docs/classifier.md`).
+pub const CHUNK_NODES: usize = 4096;
 
 pub(crate) fn to_vec(t: Tensor<1>) -> Result<Vec<f32>> {
     t.into_data()

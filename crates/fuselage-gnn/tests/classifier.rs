@@ -156,14 +156,16 @@ fn a_batch_cut_into_parallel_chunks_answers_each_group_as_alone() {
     let clf = shipped(CostKind::Brr, &device).unwrap();
     let g = fuselage_zoo::build("resnet101").unwrap();
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(11);
-    // Sizes from 1 node to past one chunk, so chunks hold one group or many.
+    // Sizes from 1 node to 300, repeated until the batch spans more than three chunks.
     let sizes = [1usize, 30, 300, 7, 60, 2, 45, 250, 30, 12, 80, 30, 3, 33];
     let groups: Vec<NodeSet> = sizes
         .iter()
+        .cycle()
+        .take(16 * sizes.len())
         .map(|&n| fuselage_ir::sample::random_group(&g, n, &mut rng))
         .collect();
     let nodes: usize = groups.iter().map(NodeSet::len).sum();
-    assert!(nodes > 3 * fuselage_gnn::model::CHUNK_NODES);
+    assert!(nodes > 3 * fuselage_gnn::model::CHUNK_NODES, "{nodes}");
     let all = clf.invalid_probabilities(&g, &groups, 256 * 1024).unwrap();
     assert_eq!(all.len(), groups.len());
     for (s, p) in groups.iter().zip(&all) {
