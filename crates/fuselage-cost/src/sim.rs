@@ -14,8 +14,9 @@
 //! **Schedule.** The simulator uses the phases of [`Lbdf`]'s analysis: the phases run from the
 //! highest down to 0; in each, the phase's drivers (the tensors held whole that the phase
 //! produces, and in phase 0 the pure group outputs) emit one row per step in lockstep, as the
-//! model assumes; a phase ends by computing any rows of its tensors that no driver needed
-//! (bottom rows that only the write-back wants).
+//! model assumes; a phase ends with the rows of its tensors that no driver needed (bottom rows
+//! that only the write-back wants): the steps go on, each tensor `t` made up to row
+//! `a_t·s + hi_t` at step `s`, consumers first, so that these rows too are made just in time.
 //!
 //! **Occupancy** is sampled after every allocation (a computed or loaded row), before frees:
 //! the sample at a row's computation holds every input row it reads. The peak is the largest
@@ -295,10 +296,18 @@ impl<'a> Sim<'a> {
                     self.ensure(d, s as i64);
                 }
             }
-            for i in 0..m {
-                if v.streams[i].phase == phase {
-                    self.ensure(i, i64::MAX);
+            // The tail: rows no driver needed. Keep stepping at each tensor's rate, consumers
+            // first, so that these rows too are made just in time (a tensor completed ahead
+            // of its consumers would hold rows the model does not count).
+            let mut s = steps as i64;
+            while (0..m).any(|i| v.streams[i].phase == phase && self.done[i] < v.tensors[i].h) {
+                for i in (0..m).rev() {
+                    let st = v.streams[i];
+                    if st.phase == phase {
+                        self.ensure(i, st.rate.max(1) * s + st.hi);
+                    }
                 }
+                s += 1;
             }
         }
         for t in m..v.tensors.len() {

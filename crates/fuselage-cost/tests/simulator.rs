@@ -93,3 +93,54 @@ fn timeline_is_recorded_and_peaks_match() {
     );
     assert!(run.peak_bytes <= cost.buffer_bytes);
 }
+
+/// Regression (proptest `lbdf_bounds_the_simulator`): rows that no output row needs (here the
+/// bottom rows that floor-mode pools skip) were made tensor by tensor at the end of a phase, so
+/// the ReLU made all of its last rows before the Add read any, and the input rows they loaded
+/// waited for the Add: peak 196 > `F_β` 140. They are now made just in time, at the phase's
+/// rates.
+#[test]
+fn rows_no_output_needs_are_made_just_in_time() {
+    use fuselage_ir::{GraphBuilder, NodeSet, Op, PoolAttrs, TensorShape};
+    // input 4×7×7 -> relu -> add(relu, input) -> maxpool 2/2 (3 rows) -> maxpool 2/2 (1 row)
+    let mut b = GraphBuilder::new("tail");
+    let x = b.input("input", TensorShape::nchw(4, 7, 7)).unwrap();
+    let r = b.node("relu", Op::Relu, &[x]).unwrap();
+    let a = b.node("add", Op::Add, &[r, x]).unwrap();
+    let pool = || Op::MaxPool(PoolAttrs::square(2, 2, 0, false));
+    let p = b.node("pool", pool(), &[a]).unwrap();
+    b.node("pool2", pool(), &[p]).unwrap();
+    let g = b.finish().unwrap();
+    let all = NodeSet::full(g.len());
+    let config = CostConfig::kib(64).unwrap();
+    let lbdf = Lbdf::new(config);
+    let rows: Vec<(String, u64)> = lbdf
+        .breakdown(&g, &all)
+        .unwrap()
+        .unwrap()
+        .into_iter()
+        .map(|t| (t.tensor, t.resident_rows))
+        .collect();
+    let expected = [
+        ("relu", 1),
+        ("add", 2),
+        ("pool", 2),
+        ("pool2", 1),
+        ("input", 1),
+    ];
+    assert_eq!(
+        rows,
+        expected.map(|(t, n)| (t.to_string(), n)).to_vec(),
+        "resident rows"
+    );
+    // Rows of 28 bytes (input, relu, add), 12 (pool) and 4 (pool2); no weights.
+    let cost = lbdf.evaluate(&g, &all).unwrap();
+    assert_eq!(cost.buffer_bytes, 28 + 2 * 28 + 2 * 12 + 4 + 28);
+    assert_eq!(cost.buffer_bytes, 140);
+    let run = BufferSimulator::new(config).run(&g, &all).unwrap();
+    assert_eq!(run.dram_bytes, cost.dram_bytes);
+    assert_eq!(run.rows_computed, 7 + 7 + 3 + 1);
+    assert_eq!(run.rows_loaded, 7);
+    assert!(run.peak_bytes <= cost.buffer_bytes);
+    assert_eq!(run.peak_bytes, 124);
+}
