@@ -15,8 +15,8 @@
 //! ## The product
 //!
 //! [`Gnn::trace`] runs the forward pass and keeps every layer's output. It goes through the
-//! same [`GraphConv::forward`](crate::GraphConv::forward) as [`Gnn::forward`]. [`Trace::message_weight_grad`] takes
-//! `∂L/∂z` per group and returns `∂L/∂w_m` per message. With `h⁰ = x` and
+//! same [`GraphConv::forward`](crate::GraphConv::forward) as [`Gnn::forward`].
+//! [`Trace::message_weight_grad`] takes `∂L/∂z` per group and returns `∂L/∂w_m` per message. With `h⁰ = x` and
 //! `hˡ = ReLU(hˡ⁻¹·W1ˡ + b + Aᵂ·hˡ⁻¹·W2ˡ)`, where `Aᵂ[dst, src] = Σ w_m`, the product runs
 //! from the head down:
 //!

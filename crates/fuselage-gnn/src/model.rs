@@ -135,19 +135,9 @@ impl Gnn {
 
     /// Sum readout of node embeddings into one row per group, `[groups, hidden]`.
     pub fn readout(&self, h: Tensor<2>, batch: &DeviceBatch) -> Tensor<2> {
-        self.sum_rows(h, &batch.graph_of, batch.graphs)
-    }
-
-    /// Sums the rows of `h` into `groups` rows, row `i` into row `graph_of[i]`.
-    pub(crate) fn sum_rows(
-        &self,
-        h: Tensor<2>,
-        graph_of: &Tensor<1, Int>,
-        groups: usize,
-    ) -> Tensor<2> {
         let [_, width] = h.dims();
-        let zeros = Tensor::<2>::zeros([groups, width], &h.device());
-        zeros.select_assign(0, graph_of.clone(), h, IndexingUpdateOp::Add)
+        let zeros = Tensor::<2>::zeros([batch.graphs, width], &h.device());
+        zeros.select_assign(0, batch.graph_of.clone(), h, IndexingUpdateOp::Add)
     }
 
     /// The head: one logit per group from the read-out rows, `[groups]`.
