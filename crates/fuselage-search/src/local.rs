@@ -10,8 +10,9 @@ use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 /// The paper's LS: keep the best `population` plans (K = 10); at each step mutate one of them
-/// (move a node to a neighbouring group, merge two groups, or split one), repair, evaluate, and
-/// let the child replace the worst member if it is better and new.
+/// (move a node to a neighbouring group, merge two groups, split one, or merge one with all its
+/// neighbours: see [`Mutation`](crate::mutate::Mutation)), repair, evaluate, and let the child
+/// replace the worst member if it is better and new.
 #[derive(Clone, Debug)]
 pub struct LocalSearch {
     /// Population size K (default 10).
