@@ -32,12 +32,13 @@ pub enum Mutation {
     /// coordinated edits, each of which alone costs DRAM. Handing the splitter the whole
     /// neighbourhood lets it place every boundary of the region at once.
     ///
-    /// Measured (December 2026): with [`GetSplitter`](fuselage_split::GetSplitter) this is what
-    /// lets LS and NSGA-II reach the optimum of resnet152 at 256 KiB (`docs/results.md`,
-    /// Table II). With the random splitter it is a trade: over the 48 rows of
-    /// `docs/searches.md` (budget 2,000) the mean gap of LS to the optimum went from 1.83% to
-    /// 2.16% and that of NSGA-II from 3.15% to 3.29%, since random cuts seldom repair a large
-    /// region well.
+    /// Measured together with the byte-weighted draw (December 2026): with
+    /// [`GetSplitter`](fuselage_split::GetSplitter) the two let LS (over GNNExplainer) and
+    /// NSGA-II (over the cost explainer) reach the optimum of resnet152 at 256 KiB, where both
+    /// had stalled one to five 200 KB tensors above it (`docs/results.md`, Table II). With the
+    /// random splitter they are a trade: over the 48 rows of `docs/searches.md` (budget 2,000)
+    /// the mean gap of LS to the optimum went from 1.83% to 2.16% and that of NSGA-II from
+    /// 3.15% to 3.29%, since random cuts seldom repair a large region well.
     Absorb,
 }
 
