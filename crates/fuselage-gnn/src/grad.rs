@@ -16,9 +16,9 @@
 //!
 //! [`Gnn::trace`] runs the forward pass and keeps every layer's output. It goes through the
 //! same [`GraphConv::forward`](crate::GraphConv::forward) as [`Gnn::forward`].
-//! [`Trace::message_weight_grad`] takes `∂L/∂z` per group and returns `∂L/∂w_m` per message. With `h⁰ = x` and
-//! `hˡ = ReLU(hˡ⁻¹·W1ˡ + b + Aᵂ·hˡ⁻¹·W2ˡ)`, where `Aᵂ[dst, src] = Σ w_m`, the product runs
-//! from the head down:
+//! [`Trace::message_weight_grad`] takes `∂L/∂z` per group and returns `∂L/∂w_m` per message.
+//! With `h⁰ = x` and `hˡ = ReLU(hˡ⁻¹·W1ˡ + b + Aᵂ·hˡ⁻¹·W2ˡ)`, where `Aᵂ[dst, src] = Σ w_m`,
+//! the product runs from the head down:
 //!
 //! - `∂L/∂pre = ∂L/∂hˡ ⊙ [hˡ > 0]`;
 //! - `∂L/∂agg = ∂L/∂pre · W2ˡᵀ`;
