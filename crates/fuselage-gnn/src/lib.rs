@@ -23,7 +23,7 @@
 //!
 //! ## Backends
 //!
-//! burn 0.22 picks the backend from the [`Device`](burn::tensor::Device) at run time. The crate
+//! burn 0.22 picks the backend from the [`Device`] at run time. The crate
 //! features choose which are compiled: `flex` (default, burn's pure-Rust CPU backend),
 //! `ndarray` (the deprecated CPU backend), `wgpu` (GPU). [`default_device`] returns the first
 //! compiled of flex, ndarray, wgpu, unless `FUSELAGE_GNN_BACKEND` names one.
