@@ -157,7 +157,7 @@ impl<'a> Sim<'a> {
                         Window::Rows { k, stride, pad } => {
                             let first =
                                 ((i + pad - k + 1).max(0) as u64).div_ceil(stride as u64) as i64;
-                            let last = ((i + pad) / stride).min(hc - 1);
+                            let last = (i + pad).div_euclid(stride).min(hc - 1);
                             first <= last
                         }
                     };

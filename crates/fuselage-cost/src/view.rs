@@ -14,7 +14,7 @@
 
 use crate::error::{CostError, Result};
 use crate::model::TensorKind;
-use fuselage_ir::{Graph, Node, NodeSet, Op, Source};
+use fuselage_ir::{Graph, NodeId, NodeSet, RowRead, Source};
 use std::cell::RefCell;
 
 /// How an output row of a node reads one input port.
@@ -33,71 +33,22 @@ pub(crate) enum Window {
     Whole,
 }
 
+#[cfg(test)]
 const POINTWISE: Window = Window::Rows {
     k: 1,
     stride: 1,
     pad: 0,
 };
 
-/// The window of `node`'s input `port`, per the contract's table.
-pub(crate) fn window(g: &Graph, node: &Node, port: usize) -> Window {
-    let x = g.shape_of(node.inputs[port]);
-    let (h_in, h_out) = (x.h(), node.shape.h());
-    let pointwise = if h_in == h_out {
-        POINTWISE
-    } else {
-        Window::Whole
-    };
-    match &node.op {
-        Op::Conv(a) => Window::Rows {
-            k: (a.dilation[0].max(1) * (a.kernel[0].max(1) - 1) + 1) as i64,
-            stride: a.stride[0].max(1) as i64,
-            pad: a.pads[0] as i64,
+/// The window of `node`'s input `port`: the IR's row rule ([`fuselage_ir::rows`]).
+pub(crate) fn window(g: &Graph, node: NodeId, port: usize) -> Window {
+    match g.row_read(node, port) {
+        RowRead::Window { k, stride, pad } => Window::Rows {
+            k: k as i64,
+            stride: stride as i64,
+            pad,
         },
-        Op::MaxPool(a) | Op::AveragePool(a) => Window::Rows {
-            k: a.kernel[0].max(1) as i64,
-            stride: a.stride[0].max(1) as i64,
-            pad: a.pads[0] as i64,
-        },
-        Op::GlobalAveragePool
-        | Op::GlobalMaxPool
-        | Op::ReduceMean { .. }
-        | Op::Gemm { .. }
-        | Op::MatMul
-        | Op::Flatten { .. }
-        | Op::Reshape
-        | Op::Transpose { .. }
-        | Op::Softmax { .. }
-        | Op::Resize { .. } => Window::Whole,
-        Op::Pad { pads } => {
-            let r = x.rank();
-            if r < 3 || pads.len() != 2 * r {
-                return pointwise;
-            }
-            let (top, bottom) = (pads[r - 2], pads[2 * r - 2]);
-            if h_out == h_in + top + bottom {
-                Window::Rows {
-                    k: 1,
-                    stride: 1,
-                    pad: top as i64,
-                }
-            } else {
-                Window::Whole
-            }
-        }
-        Op::Concat { axis } if x.rank() >= 3 && *axis as usize == x.rank() - 2 => Window::Whole,
-        Op::Relu
-        | Op::Clip
-        | Op::Sigmoid
-        | Op::HardSigmoid
-        | Op::HardSwish
-        | Op::Tanh
-        | Op::Add
-        | Op::Sub
-        | Op::Mul
-        | Op::Div
-        | Op::Concat { .. }
-        | Op::BatchNormalization => pointwise,
+        RowRead::Whole => Window::Whole,
     }
 }
 
@@ -239,11 +190,11 @@ impl View {
             } else {
                 TensorKind::Internal
             };
-            let s = &node.shape;
+            let src = Source::Node(v);
             self.tensors.push(TensorInfo {
-                source: Source::Node(v),
-                h: s.h(),
-                row: b * s.c() * s.w(),
+                source: src,
+                h: g.rows_of(src),
+                row: b * g.row_elements(src),
                 kind,
             });
         }
@@ -269,11 +220,10 @@ impl View {
                     None => match self.tensors[m..].iter().position(|t| t.source == src) {
                         Some(k) => (m + k) as u32,
                         None => {
-                            let s = g.shape_of(src);
                             self.tensors.push(TensorInfo {
                                 source: src,
-                                h: s.h(),
-                                row: b * s.c() * s.w(),
+                                h: g.rows_of(src),
+                                row: b * g.row_elements(src),
                                 kind: TensorKind::In,
                             });
                             (self.tensors.len() - 1) as u32
@@ -282,7 +232,7 @@ impl View {
                 };
                 self.ports.push(PortInfo {
                     tensor,
-                    window: window(g, node, port),
+                    window: window(g, self.members[i], port),
                 });
             }
         }
@@ -476,7 +426,7 @@ pub(crate) fn with_scratch<R>(f: impl FnOnce(&mut Scratch) -> R) -> R {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use fuselage_ir::{ConvAttrs, GraphBuilder, PoolAttrs, TensorShape};
+    use fuselage_ir::{ConvAttrs, GraphBuilder, Op, PoolAttrs, TensorShape};
 
     fn view(g: &Graph, names: &[&str]) -> View {
         let mut v = View::default();
@@ -503,12 +453,12 @@ mod tests {
                 &[x],
             )
             .unwrap();
-        let cat_h = b.node("cat_h", Op::Concat { axis: 2 }, &[x, x]).unwrap();
-        let cat_c = b.node("cat_c", Op::Concat { axis: 1 }, &[x, x]).unwrap();
+        let cat_h = b.node("cat_h", Op::concat(2), &[x, x]).unwrap();
+        let cat_c = b.node("cat_c", Op::concat(1), &[x, x]).unwrap();
         let gap = b.node("gap", Op::GlobalAveragePool, &[x]).unwrap();
         let se = b.node("se", Op::Mul, &[gap, x]).unwrap();
         let g = b.finish().unwrap();
-        let w = |s: Source, port: usize| window(&g, g.node(s.node().unwrap()), port);
+        let w = |s: Source, port: usize| window(&g, s.node().unwrap(), port);
         assert_eq!(
             w(d, 0),
             Window::Rows {

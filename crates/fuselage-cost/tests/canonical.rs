@@ -143,3 +143,130 @@ fn efficientnet_b0_first_mbconv() {
         1_611_128,
     );
 }
+
+/// Every number of a hand-worked group: LBDF `F_β` with phases and literally, `F_D`, BRR
+/// `F(1)`, and the simulator's agreement.
+fn check_by_hand(g: &Graph, f_beta: u64, literal: u64, f_d: u64, f1: u64, w: u64) {
+    let all = NodeSet::full(g.len());
+    let config = CostConfig::new(1 << 30).unwrap();
+    let lbdf = Lbdf::new(config).evaluate(g, &all).unwrap();
+    assert_eq!(lbdf.weight_bytes, w, "W");
+    assert_eq!(lbdf.buffer_bytes, f_beta, "F_β");
+    assert_eq!(
+        Lbdf::literal(config)
+            .evaluate(g, &all)
+            .unwrap()
+            .buffer_bytes,
+        literal,
+        "literal F_β"
+    );
+    assert_eq!(lbdf.dram_bytes, f_d, "F_D");
+    let brr = Brr::new(config).evaluate(g, &all).unwrap();
+    assert_eq!(brr.tiling.unwrap().min_footprint_bytes, f1, "BRR F(1)");
+    let sim = fuselage_cost::BufferSimulator::new(config)
+        .run(g, &all)
+        .unwrap();
+    assert_eq!(sim.dram_bytes, f_d);
+    assert!(sim.peak_bytes <= f_beta);
+}
+
+/// One attention head, `docs/cost-models.md` "An attention head by hand": X `[1, 16, 8]`,
+/// Q/K/V projections, `Kᵀ`, scores, softmax, context, output projection.
+#[test]
+fn attention_head_by_hand() {
+    use fuselage_ir::{GraphBuilder, Op, TensorShape};
+    let t = |d: &[u64]| TensorShape::new(d.to_vec());
+    let mut b = GraphBuilder::new("head");
+    let x = b.input("x", t(&[1, 16, 8])).unwrap();
+    let q = b
+        .node_with("q", Op::MatMul, &[x], t(&[1, 16, 8]), 64)
+        .unwrap();
+    let k = b
+        .node_with("k", Op::MatMul, &[x], t(&[1, 16, 8]), 64)
+        .unwrap();
+    let v = b
+        .node_with("v", Op::MatMul, &[x], t(&[1, 16, 8]), 64)
+        .unwrap();
+    let kt = b
+        .node(
+            "kt",
+            Op::Transpose {
+                perm: vec![0, 2, 1],
+            },
+            &[k],
+        )
+        .unwrap();
+    let s = b
+        .node_with("s", Op::MatMul, &[q, kt], t(&[1, 16, 16]), 0)
+        .unwrap();
+    let p = b.node("p", Op::Softmax { axis: 2 }, &[s]).unwrap();
+    let c = b
+        .node_with("c", Op::MatMul, &[p, v], t(&[1, 16, 8]), 0)
+        .unwrap();
+    b.node_with("o", Op::MatMul, &[c], t(&[1, 16, 8]), 64)
+        .unwrap();
+    let g = b.finish().unwrap();
+    g.check_shapes().unwrap();
+    // Kᵀ `[1, 8, 16]` streams along its last axis, the tokens.
+    assert_eq!(g.row_axis(kt), Some(2));
+    check_by_hand(&g, 704, 584, 512, 568, 256);
+}
+
+/// A ConvNeXt block, `docs/cost-models.md` "A ConvNeXt block by hand": X `[1, 8, 8, 8]`,
+/// depthwise 7×7, channels-last LayerNorm and MLP (8 → 32 → 8), layer scale, residual.
+#[test]
+fn convnext_block_by_hand() {
+    use fuselage_ir::{ConvAttrs, GraphBuilder, Op, OpKind, TensorShape};
+    let t = |d: &[u64]| TensorShape::new(d.to_vec());
+    let mut b = GraphBuilder::new("convnext");
+    let x = b.input("x", TensorShape::nchw(8, 8, 8)).unwrap();
+    let dw = b
+        .node("dw", Op::Conv(ConvAttrs::square(8, 7, 1, 1, 8)), &[x])
+        .unwrap();
+    let cl = b
+        .node(
+            "nhwc",
+            Op::Transpose {
+                perm: vec![0, 2, 3, 1],
+            },
+            &[dw],
+        )
+        .unwrap();
+    let ln = Op::Normalize {
+        kind: OpKind::LayerNormalization,
+        axis: 3,
+    };
+    let ln = b.node("ln", ln, &[cl]).unwrap();
+    let fc1 = b
+        .node_with("fc1", Op::MatMul, &[ln], t(&[1, 8, 8, 32]), 256)
+        .unwrap();
+    let b1 = b
+        .node_with("b1", Op::Add, &[fc1], t(&[1, 8, 8, 32]), 32)
+        .unwrap();
+    let gelu = Op::Unary { kind: OpKind::Gelu };
+    let act = b.node("gelu", gelu, &[b1]).unwrap();
+    let fc2 = b
+        .node_with("fc2", Op::MatMul, &[act], t(&[1, 8, 8, 8]), 256)
+        .unwrap();
+    let b2 = b
+        .node_with("b2", Op::Add, &[fc2], t(&[1, 8, 8, 8]), 8)
+        .unwrap();
+    let gamma = b
+        .node_with("gamma", Op::Mul, &[b2], t(&[1, 8, 8, 8]), 8)
+        .unwrap();
+    let back = b
+        .node(
+            "nchw",
+            Op::Transpose {
+                perm: vec![0, 3, 1, 2],
+            },
+            &[gamma],
+        )
+        .unwrap();
+    b.node("add", Op::Add, &[back, x]).unwrap();
+    let g = b.finish().unwrap();
+    g.check_shapes().unwrap();
+    // Channels last, rows still run along H.
+    assert_eq!((g.row_axis(cl), g.row_axis(back)), (Some(1), Some(2)));
+    check_by_hand(&g, 2_704, 2_704, 2_000, 1_728, 976);
+}

@@ -11,7 +11,7 @@
 //!
 //! | features | count | scaling |
 //! | --- | ---: | --- |
-//! | op kind one-hot over [`OpKind::ALL`] | 26 | 0/1 |
+//! | op kind one-hot over the first [`OpKind::CNN_KINDS`] of [`OpKind::ALL`] | 26 | 0/1 |
 //! | first input C, H, W; output C, H, W | 6 | `ln(1+x)/8` |
 //! | weight bytes, output bytes, input bytes | 3 | `ln(1+x)/16` |
 //! | kernel h, w; stride h, w; dilation; depthwise; data inputs | 7 | `k/7`, `s/2`, `d/4`, 0/1, `n/2` |
@@ -34,7 +34,9 @@ use fuselage_ir::{Graph, NodeId, NodeSet, Op, OpKind, Source};
 /// Number of features per node.
 pub const FEATURE_DIM: usize = 50;
 
-const N_KINDS: usize = OpKind::ALL.len();
+/// The shipped checkpoints one-hot encode the CNN zoo's kinds; a kind beyond them (the
+/// transformer ops) has an all-zero one-hot until the classifier is retrained on them.
+const N_KINDS: usize = OpKind::CNN_KINDS;
 
 /// The β-independent numbers of one node of a group.
 #[derive(Clone, Debug, PartialEq)]
@@ -203,7 +205,9 @@ impl GroupGraph {
         for r in &self.raw {
             let start = out.len();
             out.resize(start + N_KINDS, 0.0);
-            out[start + r.kind] = 1.0;
+            if r.kind < N_KINDS {
+                out[start + r.kind] = 1.0;
+            }
             out.extend(r.input_chw.iter().map(|&x| l8(x)));
             out.extend(r.output_chw.iter().map(|&x| l8(x)));
             out.extend([l16(r.weight_bytes), l16(r.output_bytes), l16(r.input_bytes)]);

@@ -12,6 +12,7 @@
 use crate::error::{IrError, Result};
 use crate::id::{InputId, NodeId, Source};
 use crate::op::{Op, OpKind};
+use crate::rows::{RowFlow, RowInput, RowRead, default_row_axis, rows_along};
 use crate::shape::TensorShape;
 use petgraph::Direction;
 use petgraph::graph::DiGraph;
@@ -55,9 +56,37 @@ pub struct Graph {
     /// Consumers of each graph input.
     input_consumers: Vec<Vec<(NodeId, u32)>>,
     is_output: Vec<bool>,
+    /// Each node's row axis and port reads ([`Op::rows`]).
+    rows: Vec<RowFlow>,
 }
 
 impl Graph {
+    /// The row axis of a node's or input's tensor (see [`crate::rows`]).
+    pub fn row_axis(&self, s: Source) -> Option<usize> {
+        match s {
+            Source::Node(n) => self.rows[n.index()].axis,
+            Source::Input(i) => default_row_axis(&self.inputs[i.index()].shape),
+        }
+    }
+
+    /// `H_t`: the rows of a tensor along its row axis (1 without one).
+    pub fn rows_of(&self, s: Source) -> u64 {
+        rows_along(self.shape_of(s), self.row_axis(s))
+    }
+
+    /// Elements of one row of a tensor (`row(t)` at one byte per element).
+    pub fn row_elements(&self, s: Source) -> u64 {
+        self.shape_of(s).elements() / self.rows_of(s).max(1)
+    }
+
+    /// How an output row of `node` reads the rows of its input `port`.
+    ///
+    /// # Panics
+    /// If the node or port is not of this graph.
+    pub fn row_read(&self, node: NodeId, port: usize) -> RowRead {
+        self.rows[node.index()].reads[port]
+    }
+
     /// The model's name (`resnet18`, or the file stem of an import).
     pub fn name(&self) -> &str {
         &self.name
@@ -301,6 +330,7 @@ pub struct GraphBuilder {
     dag: DiGraph<Node, u32>,
     by_name: HashMap<String, Source>,
     outputs: Vec<NodeId>,
+    rows: Vec<RowFlow>,
 }
 
 impl GraphBuilder {
@@ -393,6 +423,18 @@ impl GraphBuilder {
         }
         let id = NodeId(self.dag.node_count() as u32);
         self.claim(&name, Source::Node(id))?;
+        let ins: Vec<RowInput<'_>> = inputs
+            .iter()
+            .map(|&s| RowInput {
+                shape: self.shape(s),
+                axis: match s {
+                    Source::Node(n) => self.rows[n.index()].axis,
+                    Source::Input(i) => default_row_axis(&self.inputs[i.index()].shape),
+                },
+            })
+            .collect();
+        let flow = op.rows(&ins, &shape);
+        self.rows.push(flow);
         let idx = self.dag.add_node(Node {
             name,
             op,
@@ -436,6 +478,7 @@ impl GraphBuilder {
             dag,
             by_name,
             mut outputs,
+            rows,
         } = self;
         let n = dag.node_count();
         let mut consumers = vec![Vec::new(); n];
@@ -474,6 +517,7 @@ impl GraphBuilder {
             consumers,
             input_consumers,
             is_output,
+            rows,
         })
     }
 }

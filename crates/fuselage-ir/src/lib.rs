@@ -7,6 +7,8 @@
 //! - [`Op`] / [`OpKind`]: ops with the attributes that decide shapes, and the one shape rule
 //!   ([`Op::infer_shape`]).
 //! - [`TensorShape`]: shapes, with the C/H/W reading of the cost-model contract.
+//! - [`rows`]: every tensor's row axis and how each op's output rows read its inputs' rows
+//!   ([`Op::rows`]), the one row rule of the cost models and the simulator.
 //! - [`NodeSet`]: a bitset of nodes, the representation of a fusion group.
 //! - [`Plan`]: a partition into groups, checked by [`Graph::check_plan`] (partition, weakly
 //!   connected groups, acyclic graph of groups); a lone group by [`Graph::check_group`].
@@ -29,6 +31,7 @@ mod nodeset;
 mod op;
 pub mod order;
 mod plan;
+pub mod rows;
 pub mod sample;
 mod shape;
 
@@ -36,6 +39,7 @@ pub use error::{IrError, Result};
 pub use graph::{Graph, GraphBuilder, GraphInput, Node};
 pub use id::{InputId, NodeId, Source};
 pub use nodeset::NodeSet;
-pub use op::{ConvAttrs, Op, OpKind, PoolAttrs};
+pub use op::{ConvAttrs, GatherIndex, Op, OpClass, OpKind, PoolAttrs};
 pub use plan::Plan;
+pub use rows::{POINTWISE, RowInput, RowRead};
 pub use shape::TensorShape;

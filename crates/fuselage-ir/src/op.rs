@@ -114,6 +114,10 @@ pub enum Op {
     Concat {
         /// The axis, non-negative.
         axis: u64,
+        /// Extent along `axis` contributed by constant inputs (a ViT's class token), which
+        /// are not data inputs; 0 (and absent from the JSON) for the CNNs.
+        #[serde(default, skip_serializing_if = "is_zero")]
+        constant: u64,
     },
     /// Flatten to 2-D at `axis`.
     Flatten {
@@ -158,102 +162,271 @@ pub enum Op {
         /// The axis, non-negative.
         axis: u64,
     },
+    /// Element-wise unary math of class [`OpClass::Unary`] (Erf, Sqrt, Exp, Cast, ...): the
+    /// kind says which; nothing else changes a shape.
+    Unary {
+        /// Which function.
+        kind: OpKind,
+    },
+    /// Element-wise op of class [`OpClass::Elementwise`] over up to three broadcast inputs
+    /// (Pow, Max, Min, Where, comparisons, ...), beyond Add/Sub/Mul/Div.
+    Elementwise {
+        /// Which function.
+        kind: OpKind,
+    },
+    /// A reduction of class [`OpClass::Reduce`] other than ReduceMean (ReduceSum, ReduceMax,
+    /// ...).
+    Reduce {
+        /// Which reduction.
+        kind: OpKind,
+        /// The axes, non-negative, sorted.
+        axes: Vec<u64>,
+        /// Whether reduced axes stay as size 1.
+        keepdims: bool,
+    },
+    /// A normalisation of class [`OpClass::Normalize`]: LayerNormalization and
+    /// RMSNormalization normalise over the axes from `axis` on; LogSoftmax and
+    /// LpNormalization over `axis` alone; Instance- and GroupNormalization over the spatial
+    /// axes (`axis` = 2).
+    Normalize {
+        /// Which normalisation.
+        kind: OpKind,
+        /// The first (or only) normalised axis, non-negative.
+        axis: u64,
+    },
+    /// Removes the size-1 `axes`.
+    Squeeze {
+        /// The axes, non-negative, sorted.
+        axes: Vec<u64>,
+    },
+    /// Inserts size-1 axes at `axes` (positions in the output).
+    Unsqueeze {
+        /// The axes, non-negative, sorted.
+        axes: Vec<u64>,
+    },
+    /// One output of an ONNX `Split`: `len` entries from `start` along `axis`. A Split with k
+    /// outputs imports as k nodes (see the importer), each a tensor of its own.
+    Split {
+        /// The axis, non-negative.
+        axis: u64,
+        /// First entry taken.
+        start: u64,
+        /// Entries taken.
+        len: u64,
+    },
+    /// Strided slices along `axes` (steps positive; starts and ends normalised and clamped).
+    Slice {
+        /// The axes, non-negative.
+        axes: Vec<u64>,
+        /// First entry per axis.
+        starts: Vec<u64>,
+        /// One past the last entry per axis.
+        ends: Vec<u64>,
+        /// Step per axis (at least 1).
+        steps: Vec<u64>,
+    },
+    /// `Gather` along `axis`: either constant indices into a data tensor, or data indices
+    /// (token ids) into a constant table, whose elements are the node's weights.
+    Gather {
+        /// The axis, non-negative.
+        axis: u64,
+        /// Which operand is the data.
+        index: GatherIndex,
+    },
+    /// Broadcast to `shape`.
+    Expand {
+        /// The target shape (broadcast with the input's).
+        shape: Vec<u64>,
+    },
+    /// Repeats the input `repeats` times along each axis.
+    Tile {
+        /// Repeats per axis.
+        repeats: Vec<u64>,
+    },
 }
 
-/// The kind of an op, without attributes: what op counts and one-hot features are made of.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[allow(missing_docs)]
-pub enum OpKind {
-    Conv,
-    MaxPool,
-    AveragePool,
-    GlobalAveragePool,
-    GlobalMaxPool,
-    Relu,
-    Clip,
-    Sigmoid,
-    HardSigmoid,
-    HardSwish,
-    Tanh,
-    Add,
-    Sub,
-    Mul,
-    Div,
-    Concat,
-    Flatten,
-    Gemm,
-    MatMul,
-    BatchNormalization,
-    Pad,
-    ReduceMean,
-    Resize,
-    Reshape,
-    Transpose,
-    Softmax,
+fn is_zero(v: &u64) -> bool {
+    *v == 0
+}
+
+/// Which operand of a [`Op::Gather`] is data.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(tag = "data")]
+pub enum GatherIndex {
+    /// The data input is gathered by constant indices of this shape (`[]` for a scalar).
+    Constant {
+        /// The shape of the index tensor.
+        dims: Vec<u64>,
+    },
+    /// The data input is the index tensor (int64 token ids); the gathered table is a constant
+    /// of this shape.
+    Table {
+        /// The table's shape (`[vocabulary, width]` for an embedding).
+        dims: Vec<u64>,
+    },
+}
+
+/// How an op family treats rows and shapes: what the importer and the row rule dispatch on,
+/// so that a new op of a known family needs one line, not a new code path.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum OpClass {
+    /// Conv and windowed pools: a row window along H.
+    Window,
+    /// Global pools: a barrier over H and W.
+    GlobalPool,
+    /// Element-wise unary math (one input, same shape).
+    Unary,
+    /// Element-wise ops over broadcast inputs.
+    Elementwise,
+    /// Normalisations and softmaxes along an axis.
+    Normalize,
+    /// Reductions over axes.
+    Reduce,
+    /// Data movement: reshape, transpose, squeeze, split, slice, concat, gather, expand, ...
+    Layout,
+    /// Gemm and MatMul.
+    Linear,
+    /// Resize, Pad.
+    Resample,
+}
+
+/// Declares [`OpKind`] from one table of `(variant, class)`: the ONNX `op_type` is the
+/// variant's name, and the order is the order of [`OpKind::ALL`].
+macro_rules! op_kinds {
+    ($($kind:ident => $class:ident),* $(,)?) => {
+        /// The kind of an op, without attributes: what op counts and one-hot features are made
+        /// of. Its name is the ONNX `op_type`.
+        #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+        #[allow(missing_docs)]
+        pub enum OpKind {
+            $($kind),*
+        }
+
+        impl OpKind {
+            /// Every kind, in a fixed order. The first [`OpKind::CNN_KINDS`] are the kinds of the
+            /// CNN zoo, in the order of the classifier's one-hot features.
+            pub const ALL: &'static [OpKind] = &[$(OpKind::$kind),*];
+
+            /// The ONNX `op_type`.
+            pub fn name(self) -> &'static str {
+                match self {
+                    $(OpKind::$kind => stringify!($kind)),*
+                }
+            }
+
+            /// The family the kind belongs to.
+            pub fn class(self) -> OpClass {
+                match self {
+                    $(OpKind::$kind => OpClass::$class),*
+                }
+            }
+        }
+    };
+}
+
+op_kinds! {
+    Conv => Window,
+    MaxPool => Window,
+    AveragePool => Window,
+    GlobalAveragePool => GlobalPool,
+    GlobalMaxPool => GlobalPool,
+    Relu => Unary,
+    Clip => Unary,
+    Sigmoid => Unary,
+    HardSigmoid => Unary,
+    HardSwish => Unary,
+    Tanh => Unary,
+    Add => Elementwise,
+    Sub => Elementwise,
+    Mul => Elementwise,
+    Div => Elementwise,
+    Concat => Layout,
+    Flatten => Layout,
+    Gemm => Linear,
+    MatMul => Linear,
+    BatchNormalization => Unary,
+    Pad => Resample,
+    ReduceMean => Reduce,
+    Resize => Resample,
+    Reshape => Layout,
+    Transpose => Layout,
+    Softmax => Normalize,
+    // Element-wise unary math.
+    Erf => Unary,
+    Gelu => Unary,
+    Sqrt => Unary,
+    Exp => Unary,
+    Log => Unary,
+    Neg => Unary,
+    Abs => Unary,
+    Reciprocal => Unary,
+    Sin => Unary,
+    Cos => Unary,
+    Tan => Unary,
+    Atan => Unary,
+    Cast => Unary,
+    Floor => Unary,
+    Ceil => Unary,
+    Round => Unary,
+    Sign => Unary,
+    Softplus => Unary,
+    Softsign => Unary,
+    Elu => Unary,
+    Selu => Unary,
+    Celu => Unary,
+    LeakyRelu => Unary,
+    ThresholdedRelu => Unary,
+    HardTanh => Unary,
+    Mish => Unary,
+    Not => Unary,
+    IsNaN => Unary,
+    // Element-wise over broadcast inputs.
+    Pow => Elementwise,
+    Max => Elementwise,
+    Min => Elementwise,
+    Mean => Elementwise,
+    Sum => Elementwise,
+    PRelu => Elementwise,
+    Mod => Elementwise,
+    Equal => Elementwise,
+    Less => Elementwise,
+    LessOrEqual => Elementwise,
+    Greater => Elementwise,
+    GreaterOrEqual => Elementwise,
+    And => Elementwise,
+    Or => Elementwise,
+    Xor => Elementwise,
+    Where => Elementwise,
+    // Reductions.
+    ReduceSum => Reduce,
+    ReduceMax => Reduce,
+    ReduceMin => Reduce,
+    ReduceProd => Reduce,
+    ReduceL1 => Reduce,
+    ReduceL2 => Reduce,
+    ReduceSumSquare => Reduce,
+    ReduceLogSumExp => Reduce,
+    // Normalisations.
+    LayerNormalization => Normalize,
+    RMSNormalization => Normalize,
+    LpNormalization => Normalize,
+    InstanceNormalization => Normalize,
+    GroupNormalization => Normalize,
+    LogSoftmax => Normalize,
+    // Data movement.
+    Squeeze => Layout,
+    Unsqueeze => Layout,
+    Split => Layout,
+    Slice => Layout,
+    Gather => Layout,
+    Expand => Layout,
+    Tile => Layout,
 }
 
 impl OpKind {
-    /// Every kind, in a fixed order (the order of one-hot features).
-    pub const ALL: [OpKind; 26] = [
-        OpKind::Conv,
-        OpKind::MaxPool,
-        OpKind::AveragePool,
-        OpKind::GlobalAveragePool,
-        OpKind::GlobalMaxPool,
-        OpKind::Relu,
-        OpKind::Clip,
-        OpKind::Sigmoid,
-        OpKind::HardSigmoid,
-        OpKind::HardSwish,
-        OpKind::Tanh,
-        OpKind::Add,
-        OpKind::Sub,
-        OpKind::Mul,
-        OpKind::Div,
-        OpKind::Concat,
-        OpKind::Flatten,
-        OpKind::Gemm,
-        OpKind::MatMul,
-        OpKind::BatchNormalization,
-        OpKind::Pad,
-        OpKind::ReduceMean,
-        OpKind::Resize,
-        OpKind::Reshape,
-        OpKind::Transpose,
-        OpKind::Softmax,
-    ];
-
-    /// The ONNX `op_type`.
-    pub fn name(self) -> &'static str {
-        match self {
-            OpKind::Conv => "Conv",
-            OpKind::MaxPool => "MaxPool",
-            OpKind::AveragePool => "AveragePool",
-            OpKind::GlobalAveragePool => "GlobalAveragePool",
-            OpKind::GlobalMaxPool => "GlobalMaxPool",
-            OpKind::Relu => "Relu",
-            OpKind::Clip => "Clip",
-            OpKind::Sigmoid => "Sigmoid",
-            OpKind::HardSigmoid => "HardSigmoid",
-            OpKind::HardSwish => "HardSwish",
-            OpKind::Tanh => "Tanh",
-            OpKind::Add => "Add",
-            OpKind::Sub => "Sub",
-            OpKind::Mul => "Mul",
-            OpKind::Div => "Div",
-            OpKind::Concat => "Concat",
-            OpKind::Flatten => "Flatten",
-            OpKind::Gemm => "Gemm",
-            OpKind::MatMul => "MatMul",
-            OpKind::BatchNormalization => "BatchNormalization",
-            OpKind::Pad => "Pad",
-            OpKind::ReduceMean => "ReduceMean",
-            OpKind::Resize => "Resize",
-            OpKind::Reshape => "Reshape",
-            OpKind::Transpose => "Transpose",
-            OpKind::Softmax => "Softmax",
-        }
-    }
+    /// How many kinds the CNN zoo uses: the first entries of [`OpKind::ALL`], which the shipped
+    /// classifier checkpoints one-hot encode.
+    pub const CNN_KINDS: usize = 26;
 
     /// The kind whose ONNX `op_type` is `name`, if the IR has it.
     pub fn from_name(name: &str) -> Option<OpKind> {
@@ -263,6 +436,19 @@ impl OpKind {
     /// Position in [`OpKind::ALL`].
     pub fn index(self) -> usize {
         OpKind::ALL.iter().position(|&k| k == self).unwrap_or(0)
+    }
+
+    /// Whether a normalisation of this kind reads every axis from its `axis` on
+    /// (LayerNormalization, RMSNormalization, Instance- and GroupNormalization) rather than
+    /// `axis` alone (Softmax, LogSoftmax, LpNormalization).
+    pub fn normalizes_trailing_axes(self) -> bool {
+        matches!(
+            self,
+            OpKind::LayerNormalization
+                | OpKind::RMSNormalization
+                | OpKind::InstanceNormalization
+                | OpKind::GroupNormalization
+        )
     }
 }
 
@@ -305,6 +491,31 @@ fn pooled(
     Some(out)
 }
 
+fn need_class(kind: OpKind, class: OpClass) -> Result<(), String> {
+    if kind.class() == class {
+        Ok(())
+    } else {
+        Err(format!("{kind} is not of class {class:?}"))
+    }
+}
+
+fn reduced(x: &TensorShape, axes: &[u64], keepdims: bool) -> Result<TensorShape, String> {
+    if axes.iter().any(|&a| a as usize >= x.rank()) {
+        return Err(format!("axes {axes:?} out of range for {x}"));
+    }
+    let mut d = Vec::new();
+    for (i, &v) in x.0.iter().enumerate() {
+        if axes.contains(&(i as u64)) {
+            if keepdims {
+                d.push(1);
+            }
+        } else {
+            d.push(v);
+        }
+    }
+    Ok(TensorShape(d))
+}
+
 fn broadcast(a: &TensorShape, b: &TensorShape) -> Option<TensorShape> {
     let rank = a.rank().max(b.rank());
     let mut dims = vec![0; rank];
@@ -330,6 +541,11 @@ fn broadcast(a: &TensorShape, b: &TensorShape) -> Option<TensorShape> {
 }
 
 impl Op {
+    /// Concatenation of data inputs along `axis` (no constant part).
+    pub fn concat(axis: u64) -> Op {
+        Op::Concat { axis, constant: 0 }
+    }
+
     /// The attribute-free kind.
     pub fn kind(&self) -> OpKind {
         match self {
@@ -359,6 +575,17 @@ impl Op {
             Op::Reshape => OpKind::Reshape,
             Op::Transpose { .. } => OpKind::Transpose,
             Op::Softmax { .. } => OpKind::Softmax,
+            Op::Unary { kind }
+            | Op::Elementwise { kind }
+            | Op::Reduce { kind, .. }
+            | Op::Normalize { kind, .. } => *kind,
+            Op::Squeeze { .. } => OpKind::Squeeze,
+            Op::Unsqueeze { .. } => OpKind::Unsqueeze,
+            Op::Split { .. } => OpKind::Split,
+            Op::Slice { .. } => OpKind::Slice,
+            Op::Gather { .. } => OpKind::Gather,
+            Op::Expand { .. } => OpKind::Expand,
+            Op::Tile { .. } => OpKind::Tile,
         }
     }
 
@@ -366,6 +593,7 @@ impl Op {
     pub fn arity(&self) -> (usize, usize) {
         match self {
             Op::Add | Op::Sub | Op::Mul | Op::Div => (1, 2),
+            Op::Elementwise { .. } => (1, 3),
             Op::MatMul => (1, 2),
             Op::Concat { .. } => (1, usize::MAX),
             _ => (1, 1),
@@ -487,12 +715,13 @@ impl Op {
                     })?
                 }
             }
-            Op::Concat { axis } => {
+            Op::Concat { axis, constant } => {
                 let axis = *axis as usize;
                 if axis >= x.rank() {
                     return Err(format!("axis {axis} out of range for {x}"));
                 }
                 let mut d = x.0.clone();
+                d[axis] += constant;
                 for s in &inputs[1..] {
                     let same = s.rank() == x.rank()
                         && (0..x.rank()).all(|i| i == axis || s.0[i] == x.0[i]);
@@ -526,22 +755,7 @@ impl Op {
                 let r = x.rank();
                 TensorShape((0..r).map(|i| x.0[i] + pads[i] + pads[i + r]).collect())
             }
-            Op::ReduceMean { axes, keepdims } => {
-                if axes.iter().any(|&a| a as usize >= x.rank()) {
-                    return Err(format!("axes {axes:?} out of range for {x}"));
-                }
-                let mut d = Vec::new();
-                for (i, &v) in x.0.iter().enumerate() {
-                    if axes.contains(&(i as u64)) {
-                        if *keepdims {
-                            d.push(1);
-                        }
-                    } else {
-                        d.push(v);
-                    }
-                }
-                TensorShape(d)
-            }
+            Op::ReduceMean { axes, keepdims } => reduced(x, axes, *keepdims)?,
             Op::Transpose { perm } => {
                 let mut seen = perm.clone();
                 seen.sort_unstable();
@@ -565,6 +779,120 @@ impl Op {
                 TensorShape(d)
             }
             Op::MatMul | Op::Reshape | Op::Resize { .. } => return Ok(None),
+            Op::Unary { kind } => {
+                need_class(*kind, OpClass::Unary)?;
+                x.clone()
+            }
+            Op::Elementwise { kind } => {
+                need_class(*kind, OpClass::Elementwise)?;
+                let mut s = x.clone();
+                for other in &inputs[1..] {
+                    s = broadcast(&s, other)
+                        .ok_or_else(|| format!("{s} and {other} do not broadcast"))?;
+                }
+                s
+            }
+            Op::Reduce {
+                kind,
+                axes,
+                keepdims,
+            } => {
+                need_class(*kind, OpClass::Reduce)?;
+                reduced(x, axes, *keepdims)?
+            }
+            Op::Normalize { kind, axis } => {
+                need_class(*kind, OpClass::Normalize)?;
+                if *axis as usize >= x.rank() {
+                    return Err(format!("axis {axis} out of range for {x}"));
+                }
+                x.clone()
+            }
+            Op::Squeeze { axes } => {
+                if axes.iter().any(|&a| x.0.get(a as usize) != Some(&1)) {
+                    return Err(format!("cannot squeeze axes {axes:?} of {x}"));
+                }
+                TensorShape(
+                    (0..x.rank())
+                        .filter(|&i| !axes.contains(&(i as u64)))
+                        .map(|i| x.0[i])
+                        .collect(),
+                )
+            }
+            Op::Unsqueeze { axes } => {
+                let rank = x.rank() + axes.len();
+                if axes.iter().any(|&a| a as usize >= rank) {
+                    return Err(format!("cannot unsqueeze {x} at {axes:?}"));
+                }
+                let mut rest = x.0.iter();
+                TensorShape(
+                    (0..rank)
+                        .map(|i| {
+                            if axes.contains(&(i as u64)) {
+                                Some(1)
+                            } else {
+                                rest.next().copied()
+                            }
+                        })
+                        .collect::<Option<Vec<u64>>>()
+                        .ok_or_else(|| format!("cannot unsqueeze {x} at {axes:?}"))?,
+                )
+            }
+            Op::Split { axis, start, len } => {
+                let a = *axis as usize;
+                if a >= x.rank() || start.checked_add(*len).is_none_or(|e| e > x.0[a]) {
+                    return Err(format!(
+                        "part [{start}, +{len}) on axis {axis} does not fit {x}"
+                    ));
+                }
+                let mut d = x.0.clone();
+                d[a] = *len;
+                TensorShape(d)
+            }
+            Op::Slice {
+                axes,
+                starts,
+                ends,
+                steps,
+            } => {
+                let n = axes.len();
+                if starts.len() != n || ends.len() != n || steps.len() != n {
+                    return Err("slice attributes of different lengths".into());
+                }
+                let mut d = x.0.clone();
+                for i in 0..n {
+                    let a = axes[i] as usize;
+                    if a >= x.rank() || steps[i] == 0 || ends[i] > x.0[a] || starts[i] > ends[i] {
+                        return Err(format!(
+                            "slice [{}, {}) step {} on axis {} does not fit {x}",
+                            starts[i], ends[i], steps[i], axes[i]
+                        ));
+                    }
+                    d[a] = (ends[i] - starts[i]).div_ceil(steps[i]);
+                }
+                TensorShape(d)
+            }
+            Op::Gather { axis, index } => {
+                let a = *axis as usize;
+                let (data, ix): (&[u64], &[u64]) = match index {
+                    GatherIndex::Constant { dims } => (&x.0, dims),
+                    GatherIndex::Table { dims } => (dims, &x.0),
+                };
+                if a >= data.len() {
+                    return Err(format!("axis {axis} out of range for {data:?}"));
+                }
+                let mut d = data[..a].to_vec();
+                d.extend_from_slice(ix);
+                d.extend_from_slice(&data[a + 1..]);
+                TensorShape(d)
+            }
+            Op::Expand { shape } => broadcast(x, &TensorShape(shape.clone()))
+                .ok_or_else(|| format!("{x} does not expand to {shape:?}"))?,
+            Op::Tile { repeats } => {
+                if repeats.len() != x.rank() {
+                    return Err(format!("{} repeats for {x}", repeats.len()));
+                }
+                TensorShape(x.0.iter().zip(repeats).map(|(d, r)| d * r).collect())
+            }
         };
         Ok(Some(shape))
     }
@@ -579,6 +907,18 @@ impl Op {
                 inf * out_features + out_features
             }
             Op::BatchNormalization => 4 * input.0.get(1).copied().unwrap_or(0),
+            Op::Normalize {
+                kind: OpKind::LayerNormalization,
+                axis,
+            } => {
+                2 * input.0[(*axis as usize).min(input.rank())..]
+                    .iter()
+                    .product::<u64>()
+            }
+            Op::Gather {
+                index: GatherIndex::Table { dims },
+                ..
+            } => dims.iter().product(),
             _ => 0,
         }
     }
@@ -634,16 +974,13 @@ mod tests {
                 .is_err()
         );
         assert!(Op::Relu.infer_shape(&[]).is_err());
-        let c = Op::Concat { axis: 1 }
-            .infer_shape(&[&a, &a])
-            .unwrap()
-            .unwrap();
+        let c = Op::concat(1).infer_shape(&[&a, &a]).unwrap().unwrap();
         assert_eq!(c, TensorShape::nchw(144, 28, 28));
     }
 
     #[test]
     fn kinds_round_trip_through_names() {
-        for k in OpKind::ALL {
+        for &k in OpKind::ALL {
             assert_eq!(OpKind::from_name(k.name()), Some(k));
             assert_eq!(OpKind::ALL[k.index()], k);
         }

@@ -32,17 +32,14 @@ pub enum OnnxError {
         /// What is missing or inconsistent.
         reason: String,
     },
-    /// A node whose op the IR does not have.
-    #[error("{}: node `{node}` has op `{op}`, which fuselage does not support (supported: {supported})", .path.display())]
+    /// Ops the IR does not have: every unsupported op type of the file, once, with how many
+    /// nodes use it and the first of them.
+    #[error("{}: unsupported ops: {}", .path.display(), list_unsupported(.ops))]
     Unsupported {
         /// The file.
         path: PathBuf,
-        /// The ONNX node name.
-        node: String,
-        /// Its `op_type` (with its domain when not the default one).
-        op: String,
-        /// The supported op types.
-        supported: String,
+        /// One entry per unsupported op type, in order of first appearance.
+        ops: Vec<UnsupportedOp>,
     },
     /// A node whose attributes or inputs fuselage cannot use.
     #[error("{}: node `{node}` ({op}): {reason}", .path.display())]
@@ -72,6 +69,27 @@ pub enum OnnxError {
         /// The IR error.
         error: fuselage_ir::IrError,
     },
+}
+
+/// One unsupported op type of a file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UnsupportedOp {
+    /// The `op_type`, with its domain when not the default one (`com.microsoft::Attention`).
+    pub op: String,
+    /// How many data nodes have it.
+    pub count: usize,
+    /// The first such node's name.
+    pub first: String,
+}
+
+fn list_unsupported(ops: &[UnsupportedOp]) -> String {
+    ops.iter()
+        .map(|u| {
+            let nodes = if u.count == 1 { "node" } else { "nodes" };
+            format!("{} ({} {nodes}, first `{}`)", u.op, u.count, u.first)
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// `Result` with [`OnnxError`].

@@ -19,14 +19,20 @@
 //! unsupported op), so that errors name the file, node and op; tract is then run behind
 //! `catch_unwind`, and finally the graph is held to the IR's own shape rules.
 
-use crate::error::{OnnxError, Result};
-use fuselage_ir::{ConvAttrs, Graph, GraphBuilder, Op, OpKind, PoolAttrs, Source, TensorShape};
+use crate::error::{OnnxError, Result, UnsupportedOp};
+use fuselage_ir::{
+    ConvAttrs, GatherIndex, Graph, GraphBuilder, Op, OpClass, OpKind, PoolAttrs, Source,
+    TensorShape,
+};
 use std::collections::{HashMap, HashSet};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::Path;
 use tract_onnx::pb;
 use tract_onnx::prelude::*;
 use tract_onnx::tract_hir::infer::Factoid;
+
+/// Ops that vanish at import: their output is their first input.
+const VANISHING: [&str; 2] = ["Identity", "Dropout"];
 
 /// Import options.
 #[derive(Clone, Debug, Default)]
@@ -189,6 +195,16 @@ impl Importer {
             if !analysis.data_nodes.contains(&ni) {
                 continue;
             }
+            if VANISHING.contains(&node.op_type.as_str()) {
+                let (Some(out), Some(&src)) = (
+                    node.output.first(),
+                    node.input.first().and_then(|i| producer.get(i.as_str())),
+                ) else {
+                    return Err(cx.bad(node, "reads no data tensor"));
+                };
+                producer.insert(out, src);
+                continue;
+            }
             let label = node_label(node, ni);
             let named;
             let node = if node.name.is_empty() {
@@ -200,6 +216,10 @@ impl Importer {
             } else {
                 node
             };
+            if node.op_type == "Split" {
+                split_node(cx, node, &facts, &analysis, &mut b, &mut producer, graph)?;
+                continue;
+            }
             for extra in node.output.iter().skip(1).filter(|o| !o.is_empty()) {
                 if analysis.consumed.contains(extra.as_str()) {
                     return Err(cx.bad(node, format!("its second output `{extra}` is used; fuselage keeps one output per node")));
@@ -214,6 +234,7 @@ impl Importer {
             let mut inputs = Vec::new();
             let mut in_shapes = Vec::new();
             let mut weights = 0u64;
+            let mut data_ports = Vec::new();
             for (port, t) in node.input.iter().enumerate() {
                 if t.is_empty() {
                     continue;
@@ -221,11 +242,12 @@ impl Importer {
                 if let Some(&s) = producer.get(t.as_str()) {
                     inputs.push(s);
                     in_shapes.push(facts.shape(cx, t, Some(node))?);
+                    data_ports.push(port);
                 } else if is_weight_port(&node.op_type, port) {
                     weights += facts.float_elements(cx, t, node)?;
                 }
             }
-            let op = map_op(cx, node, &facts, &in_shapes, &shape)?;
+            let op = map_op(cx, node, &facts, &in_shapes, &data_ports, &shape)?;
             let s = b
                 .node_with(label, op, &inputs, shape, weights)
                 .map_err(|error| OnnxError::Ir {
@@ -385,30 +407,37 @@ fn analyse_structure<'a>(cx: &Ctx<'_>, graph: &'a pb::GraphProto) -> Result<Stru
         .copied()
         .filter(|i| consumed.contains(i))
         .collect();
-    // Every data node's op must be one the IR has.
+    // Every data node's op must be one the IR has: list every op type that is not, once.
+    let mut unsupported: Vec<UnsupportedOp> = Vec::new();
     for &ni in &order {
         if !data_nodes.contains(&ni) {
             continue;
         }
         let node = &graph.node[ni];
         let default_domain = node.domain.is_empty() || node.domain == "ai.onnx";
-        if !default_domain || OpKind::from_name(&node.op_type).is_none() {
+        let known = OpKind::from_name(&node.op_type).is_some()
+            || VANISHING.contains(&node.op_type.as_str());
+        if !default_domain || !known {
             let op = if default_domain {
                 node.op_type.clone()
             } else {
                 format!("{}::{}", node.domain, node.op_type)
             };
-            return Err(OnnxError::Unsupported {
-                path: cx.path.to_path_buf(),
-                node: node_label(node, ni),
-                op,
-                supported: OpKind::ALL
-                    .iter()
-                    .map(|k| k.name())
-                    .collect::<Vec<_>>()
-                    .join(", "),
-            });
+            match unsupported.iter_mut().find(|u| u.op == op) {
+                Some(u) => u.count += 1,
+                None => unsupported.push(UnsupportedOp {
+                    op,
+                    count: 1,
+                    first: node_label(node, ni),
+                }),
+            }
         }
+    }
+    if !unsupported.is_empty() {
+        return Err(OnnxError::Unsupported {
+            path: cx.path.to_path_buf(),
+            ops: unsupported,
+        });
     }
     for &ni in &order {
         if data_nodes.contains(&ni) {
@@ -451,14 +480,90 @@ fn check_spatial_attrs(cx: &Ctx<'_>, node: &pb::NodeProto, index: usize) -> Resu
     Ok(())
 }
 
-/// Whether input `port` of an `op_type` node holds parameters (counted as weights).
+/// Whether input `port` of an `op_type` node holds parameters (counted as weights): the
+/// weights and biases of Conv and Gemm, BatchNormalization's statistics, the scale and bias of
+/// the normalisations, a Gather's table, and any constant operand of an element-wise op, a
+/// MatMul or a Concat (a ViT's class token). Clip bounds and shape or index inputs are not.
 fn is_weight_port(op_type: &str, port: usize) -> bool {
     match op_type {
         "Conv" | "Gemm" => port == 1 || port == 2,
         "BatchNormalization" => (1..=4).contains(&port),
         "Add" | "Sub" | "Mul" | "Div" | "MatMul" => port <= 1,
-        _ => false,
+        "LayerNormalization" | "InstanceNormalization" | "GroupNormalization" => {
+            port == 1 || port == 2
+        }
+        "RMSNormalization" | "PRelu" => port == 1,
+        "Gather" => port == 0,
+        "Concat" => true,
+        other => OpKind::from_name(other).is_some_and(|k| k.class() == OpClass::Elementwise),
     }
+}
+
+/// Imports one ONNX `Split` as one node per used output: output 0 keeps the node's name,
+/// output `i` is `NAME:i`. Each is an [`Op::Split`] part, a tensor of its own.
+fn split_node<'g>(
+    cx: &Ctx<'_>,
+    node: &pb::NodeProto,
+    facts: &Facts,
+    analysis: &Structure<'_>,
+    b: &mut GraphBuilder,
+    producer: &mut HashMap<&'g str, Source>,
+    graph: &'g pb::GraphProto,
+) -> Result<()> {
+    let x = node.input.first().ok_or_else(|| cx.bad(node, "no input"))?;
+    let src = *producer
+        .get(x.as_str())
+        .ok_or_else(|| cx.bad(node, "splits a constant tensor"))?;
+    let in_shape = facts.shape(cx, x, Some(node))?;
+    let a = axis(
+        cx,
+        node,
+        attr_int(node, "axis").unwrap_or(0),
+        in_shape.rank(),
+    )?;
+    if a as usize >= in_shape.rank() {
+        return Err(cx.bad(node, format!("axis {a} out of range for {in_shape}")));
+    }
+    let outputs: Vec<&'g str> = graph
+        .node
+        .iter()
+        .find(|n| n.output == node.output)
+        .map(|n| n.output.iter().map(String::as_str).collect())
+        .unwrap_or_default();
+    let graph_outputs: HashSet<&str> = graph.output.iter().map(|o| o.name.as_str()).collect();
+    let mut start = 0u64;
+    for (i, &out) in outputs.iter().enumerate() {
+        if out.is_empty() {
+            continue;
+        }
+        let shape = facts.shape(cx, out, Some(node))?;
+        let len = shape
+            .0
+            .get(a as usize)
+            .copied()
+            .ok_or_else(|| cx.bad(node, format!("output `{out}` has shape {shape}")))?;
+        if analysis.consumed.contains(out) || graph_outputs.contains(out) {
+            let name = if i == 0 {
+                node.name.clone()
+            } else {
+                format!("{}:{i}", node.name)
+            };
+            let op = Op::Split {
+                axis: a,
+                start,
+                len,
+            };
+            let s = b
+                .node_with(name, op, &[src], shape, 0)
+                .map_err(|error| OnnxError::Ir {
+                    path: cx.path.to_path_buf(),
+                    error,
+                })?;
+            producer.insert(out, s);
+        }
+        start += len;
+    }
+    Ok(())
 }
 
 /// tract's analysed model, and where each ONNX tensor name lives in it.
@@ -586,6 +691,7 @@ fn map_op(
     node: &pb::NodeProto,
     facts: &Facts,
     ins: &[TensorShape],
+    data_ports: &[usize],
     out: &TensorShape,
 ) -> Result<Op> {
     let x = ins
@@ -678,9 +784,19 @@ fn map_op(
         OpKind::Sub => Op::Sub,
         OpKind::Mul => Op::Mul,
         OpKind::Div => Op::Div,
-        OpKind::Concat => Op::Concat {
-            axis: axis(cx, node, attr_int(node, "axis").unwrap_or(0), x.rank())?,
-        },
+        OpKind::Concat => {
+            let a = axis(cx, node, attr_int(node, "axis").unwrap_or(0), x.rank())?;
+            let data: u64 = ins
+                .iter()
+                .map(|s| s.0.get(a as usize).copied().unwrap_or(0))
+                .sum();
+            let constant = out
+                .0
+                .get(a as usize)
+                .and_then(|&o| o.checked_sub(data))
+                .ok_or_else(|| cx.bad(node, format!("output {out} is smaller than its inputs")))?;
+            Op::Concat { axis: a, constant }
+        }
         OpKind::Flatten => Op::Flatten {
             axis: axis(cx, node, attr_int(node, "axis").unwrap_or(1), x.rank())?,
         },
@@ -695,7 +811,12 @@ fn map_op(
                 out_features: out.0[1],
             }
         }
-        OpKind::MatMul => Op::MatMul,
+        OpKind::MatMul => {
+            if data_ports == [1] {
+                return Err(cx.bad(node, "a constant left operand is not supported"));
+            }
+            Op::MatMul
+        }
         OpKind::BatchNormalization => Op::BatchNormalization,
         OpKind::Pad => {
             let pads = match node.input.get(1).filter(|p| !p.is_empty()) {
@@ -712,21 +833,81 @@ fn map_op(
                 pads: pads.iter().map(|&p| p as u64).collect(),
             }
         }
-        OpKind::ReduceMean => {
-            let axes = match node.input.get(1).filter(|a| !a.is_empty()) {
-                Some(a) => facts.ints(cx, a, node)?,
-                None => attr_ints(node, "axes").unwrap_or_else(|| (0..x.rank() as i64).collect()),
+        OpKind::ReduceMean => Op::ReduceMean {
+            axes: reduce_axes(cx, node, facts, x)?,
+            keepdims: attr_int(node, "keepdims").unwrap_or(1) != 0,
+        },
+        k if k.class() == OpClass::Reduce => Op::Reduce {
+            kind: k,
+            axes: reduce_axes(cx, node, facts, x)?,
+            keepdims: attr_int(node, "keepdims").unwrap_or(1) != 0,
+        },
+        k if k.class() == OpClass::Unary => Op::Unary { kind: k },
+        k if k.class() == OpClass::Elementwise => Op::Elementwise { kind: k },
+        OpKind::LayerNormalization
+        | OpKind::RMSNormalization
+        | OpKind::LogSoftmax
+        | OpKind::LpNormalization => Op::Normalize {
+            kind,
+            axis: axis(cx, node, attr_int(node, "axis").unwrap_or(-1), x.rank())?,
+        },
+        OpKind::InstanceNormalization | OpKind::GroupNormalization => {
+            if x.rank() < 3 {
+                return Err(cx.bad(node, format!("needs a spatial input, got {x}")));
+            }
+            Op::Normalize { kind, axis: 2 }
+        }
+        OpKind::Squeeze => {
+            let axes = match ints_input_or_attr(cx, node, facts, 1, "axes")? {
+                Some(v) => normalised_axes(cx, node, &v, x.rank())?,
+                None => (0..x.rank() as u64)
+                    .filter(|&i| x.0[i as usize] == 1)
+                    .collect(),
             };
-            let mut axes = axes
-                .iter()
-                .map(|&a| axis(cx, node, a, x.rank()))
-                .collect::<Result<Vec<_>>>()?;
-            axes.sort_unstable();
-            Op::ReduceMean {
-                axes,
-                keepdims: attr_int(node, "keepdims").unwrap_or(1) != 0,
+            Op::Squeeze { axes }
+        }
+        OpKind::Unsqueeze => {
+            let v = ints_input_or_attr(cx, node, facts, 1, "axes")?
+                .ok_or_else(|| cx.bad(node, "no axes"))?;
+            Op::Unsqueeze {
+                axes: normalised_axes(cx, node, &v, out.rank())?,
             }
         }
+        OpKind::Slice => slice_op(cx, node, facts, x)?,
+        OpKind::Gather => {
+            let index = match data_ports {
+                [0] => GatherIndex::Constant {
+                    dims: const_shape(cx, node, facts, 1)?,
+                },
+                [1] => GatherIndex::Table {
+                    dims: const_shape(cx, node, facts, 0)?,
+                },
+                _ => return Err(cx.bad(node, "gathers data by data indices")),
+            };
+            let data_rank = match &index {
+                GatherIndex::Constant { .. } => x.rank(),
+                GatherIndex::Table { dims } => dims.len(),
+            };
+            let a = axis(cx, node, attr_int(node, "axis").unwrap_or(0), data_rank)?;
+            if a as usize >= data_rank {
+                return Err(cx.bad(node, format!("axis {a} out of range")));
+            }
+            Op::Gather { axis: a, index }
+        }
+        OpKind::Expand => Op::Expand {
+            shape: out.0.clone(),
+        },
+        OpKind::Tile => {
+            let repeats = ints_input_or_attr(cx, node, facts, 1, "repeats")?
+                .ok_or_else(|| cx.bad(node, "no repeats"))?;
+            if repeats.iter().any(|&r| r < 0) {
+                return Err(cx.bad(node, format!("negative repeats {repeats:?}")));
+            }
+            Op::Tile {
+                repeats: repeats.iter().map(|&r| r as u64).collect(),
+            }
+        }
+        OpKind::Split => return Err(cx.bad(node, "Split is imported part by part")),
         OpKind::Resize => Op::Resize {
             mode: attr_str(node, "mode").unwrap_or_else(|| "nearest".into()),
         },
@@ -741,5 +922,104 @@ fn map_op(
         OpKind::Softmax => Op::Softmax {
             axis: axis(cx, node, attr_int(node, "axis").unwrap_or(-1), x.rank())?,
         },
+        k => {
+            return Err(cx.bad(
+                node,
+                format!("{k} (class {:?}) has no import rule", k.class()),
+            ));
+        }
+    })
+}
+
+/// Integers from input `port` (newer opsets) or attribute `name` (older ones).
+fn ints_input_or_attr(
+    cx: &Ctx<'_>,
+    node: &pb::NodeProto,
+    facts: &Facts,
+    port: usize,
+    name: &str,
+) -> Result<Option<Vec<i64>>> {
+    match node.input.get(port).filter(|a| !a.is_empty()) {
+        Some(t) => Ok(Some(facts.ints(cx, t, node)?)),
+        None => Ok(attr_ints(node, name)),
+    }
+}
+
+/// Axes made non-negative against `rank`, sorted, each in range.
+fn normalised_axes(cx: &Ctx<'_>, node: &pb::NodeProto, v: &[i64], rank: usize) -> Result<Vec<u64>> {
+    let mut axes = Vec::with_capacity(v.len());
+    for &a in v {
+        let n = axis(cx, node, a, rank)?;
+        if n as usize >= rank {
+            return Err(cx.bad(node, format!("axis {a} out of range for rank {rank}")));
+        }
+        axes.push(n);
+    }
+    axes.sort_unstable();
+    axes.dedup();
+    Ok(axes)
+}
+
+/// The reduced axes of a reduction (input or attribute; every axis when there are none).
+fn reduce_axes(
+    cx: &Ctx<'_>,
+    node: &pb::NodeProto,
+    facts: &Facts,
+    x: &TensorShape,
+) -> Result<Vec<u64>> {
+    match ints_input_or_attr(cx, node, facts, 1, "axes")? {
+        Some(v) if !v.is_empty() => normalised_axes(cx, node, &v, x.rank()),
+        _ if attr_int(node, "noop_with_empty_axes").unwrap_or(0) != 0 => Ok(Vec::new()),
+        _ => Ok((0..x.rank() as u64).collect()),
+    }
+}
+
+/// The shape of the constant on input `port`.
+fn const_shape(cx: &Ctx<'_>, node: &pb::NodeProto, facts: &Facts, port: usize) -> Result<Vec<u64>> {
+    let t = node
+        .input
+        .get(port)
+        .filter(|t| !t.is_empty())
+        .ok_or_else(|| cx.bad(node, format!("no input {port}")))?;
+    Ok(facts.shape(cx, t, Some(node))?.0)
+}
+
+/// A `Slice`, its starts and ends normalised (negative from the end) and clamped as ONNX says.
+fn slice_op(cx: &Ctx<'_>, node: &pb::NodeProto, facts: &Facts, x: &TensorShape) -> Result<Op> {
+    let starts = ints_input_or_attr(cx, node, facts, 1, "starts")?
+        .ok_or_else(|| cx.bad(node, "no starts"))?;
+    let ends =
+        ints_input_or_attr(cx, node, facts, 2, "ends")?.ok_or_else(|| cx.bad(node, "no ends"))?;
+    let axes = ints_input_or_attr(cx, node, facts, 3, "axes")?
+        .unwrap_or_else(|| (0..starts.len() as i64).collect());
+    let steps = ints_input_or_attr(cx, node, facts, 4, "steps")?.unwrap_or(vec![1; starts.len()]);
+    if ends.len() != starts.len() || axes.len() != starts.len() || steps.len() != starts.len() {
+        return Err(cx.bad(node, "starts, ends, axes and steps differ in length"));
+    }
+    let (mut a_out, mut s_out, mut e_out, mut st_out) = (vec![], vec![], vec![], vec![]);
+    for i in 0..starts.len() {
+        let a = axis(cx, node, axes[i], x.rank())?;
+        let dim =
+            *x.0.get(a as usize)
+                .ok_or_else(|| cx.bad(node, format!("axis {} out of range for {x}", axes[i])))?
+                as i64;
+        if steps[i] <= 0 {
+            return Err(cx.bad(
+                node,
+                format!("step {} is not supported (only positive steps)", steps[i]),
+            ));
+        }
+        let clamp = |v: i64| if v < 0 { v.saturating_add(dim) } else { v }.clamp(0, dim) as u64;
+        let (s, e) = (clamp(starts[i]), clamp(ends[i]));
+        a_out.push(a);
+        s_out.push(s);
+        e_out.push(e.max(s));
+        st_out.push(steps[i] as u64);
+    }
+    Ok(Op::Slice {
+        axes: a_out,
+        starts: s_out,
+        ends: e_out,
+        steps: st_out,
     })
 }

@@ -16,7 +16,7 @@
 mod error;
 pub mod import;
 
-pub use error::{OnnxError, Result};
+pub use error::{OnnxError, Result, UnsupportedOp};
 pub use import::{Importer, import, import_bytes};
 
 /// The folder of reference ONNX exports used by tests and benchmarks: `$FUSELAGE_MODELS` when

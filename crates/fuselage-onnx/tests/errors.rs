@@ -48,12 +48,38 @@ fn unsupported_op_names_node_and_op() {
         .encode();
     let err = import_bytes(&bytes, "net.onnx").unwrap_err();
     assert!(
-        matches!(&err, OnnxError::Unsupported { node, op, .. } if node == "/block/Einsum" && op == "Einsum")
+        matches!(&err, OnnxError::Unsupported { ops, .. } if ops.len() == 1 && ops[0].first == "/block/Einsum" && ops[0].op == "Einsum")
     );
-    assert!(
-        err.to_string()
-            .starts_with("net.onnx: node `/block/Einsum` has op `Einsum`"),
-        "{err}"
+    assert_eq!(
+        err.to_string(),
+        "net.onnx: unsupported ops: Einsum (1 node, first `/block/Einsum`)"
+    );
+}
+
+#[test]
+fn every_unsupported_op_is_listed_once_with_its_count() {
+    let bytes = Model::default()
+        .input("x", &[1, 4, 8, 8])
+        .node(
+            "/a/Einsum",
+            "Einsum",
+            &["x", "x"],
+            &[("equation", A::Str("ij,jk->ik"))],
+        )
+        .node("/b/Relu", "Relu", &["/a/Einsum"], &[])
+        .node("/c/Hardmax", "Hardmax", &["/b/Relu"], &[])
+        .node(
+            "/d/Einsum",
+            "Einsum",
+            &["/c/Hardmax", "x"],
+            &[("equation", A::Str("ij,jk->ik"))],
+        )
+        .output("/d/Einsum")
+        .encode();
+    let err = import_bytes(&bytes, "net.onnx").unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "net.onnx: unsupported ops: Einsum (2 nodes, first `/a/Einsum`), Hardmax (1 node, first `/c/Hardmax`)"
     );
 }
 

@@ -55,7 +55,7 @@ fn aspp(net: &mut Net, scope: &Scope, x: Source) -> Result<Source> {
     let p = net.conv(&pooling.idx(1), p, one.clone())?;
     let p = net.act(&pooling.idx(3), p, Act::Relu)?;
     branches.push(net.resize(&pooling, p, h, w)?);
-    let cat = net.op(scope, Op::Concat { axis: 1 }, &branches)?;
+    let cat = net.op(scope, Op::concat(1), &branches)?;
     // project: Sequential(conv, BN, ReLU, Dropout).
     net.conv_bn_act(&scope.attr("project"), cat, one, Some(Act::Relu))
 }

@@ -43,7 +43,7 @@ fn fire(net: &mut Net, scope: &Scope, x: Source, sq: u64, e1: u64, e3: u64) -> R
         ConvAttrs::square(e3, 3, 1, 1, 1),
     )?;
     let b = net.act(&scope.attr("expand3x3_activation"), b, Act::Relu)?;
-    net.op(scope, Op::Concat { axis: 1 }, &[a, b])
+    net.op(scope, Op::concat(1), &[a, b])
 }
 
 /// `squeezenet1_1` at `r`x`r`.

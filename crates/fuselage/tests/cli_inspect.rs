@@ -83,16 +83,17 @@ fn unsupported_op_in_a_real_export_names_node_and_op() {
         eprintln!("skipping: FUSELAGE_MODELS not found");
         return;
     };
-    // Rename every "Flatten" to "Fl4tten" (same length, so the protobuf stays valid): the
-    // op type and the node's name change together.
+    // Rename every "Flatten" to "Fl4tten" and every "Relu" to "R3lu" (same lengths, so the
+    // protobuf stays valid): op types, node names and tensor names change together.
     let mut bytes = std::fs::read(dir.join("squeezenet1_1.onnx")).unwrap();
-    let (from, to) = (b"Flatten", b"Fl4tten");
-    let mut i = 0;
-    while i + from.len() <= bytes.len() {
-        if &bytes[i..i + from.len()] == from {
-            bytes[i..i + from.len()].copy_from_slice(to);
+    for (from, to) in [(&b"Flatten"[..], &b"Fl4tten"[..]), (b"Relu", b"R3lu")] {
+        let mut i = 0;
+        while i + from.len() <= bytes.len() {
+            if &bytes[i..i + from.len()] == from {
+                bytes[i..i + from.len()].copy_from_slice(to);
+            }
+            i += 1;
         }
-        i += 1;
     }
     let tmp =
         std::env::temp_dir().join(format!("fuselage-unsupported-{}.onnx", std::process::id()));
@@ -101,8 +102,13 @@ fn unsupported_op_in_a_real_export_names_node_and_op() {
     std::fs::remove_file(&tmp).ok();
     assert_eq!(out.status.code(), Some(1));
     let err = stderr(&out);
-    assert!(
-        err.contains("node `/Fl4tten` has op `Fl4tten`, which fuselage does not support"),
-        "{err}"
+    // One error, every unsupported op type with its count and first node.
+    assert_eq!(
+        err.trim_end(),
+        format!(
+            "error: {}: unsupported ops: R3lu (26 nodes, first `/features/features.1/R3lu`), \
+             Fl4tten (1 node, first `/Fl4tten`)",
+            tmp.display()
+        )
     );
 }

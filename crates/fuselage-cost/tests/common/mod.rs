@@ -69,7 +69,7 @@ pub fn random_dag(h: u64, steps: &[(u8, u32, u32)]) -> Graph {
                 // Fork and join on channels.
                 let l = b.node(format!("{name}_l"), conv(1, 1, 1, 4), &[a]).unwrap();
                 let r = b.node(format!("{name}_r"), conv(3, 1, 1, 4), &[a]).unwrap();
-                b.node(&name, Op::Concat { axis: 1 }, &[l, r])
+                b.node(&name, Op::concat(1), &[l, r])
             }
             8 => b.node(&name, conv(3, 1, 2, 4), &[a]),
             _ => b.node(

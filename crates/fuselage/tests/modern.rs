@@ -1,0 +1,108 @@
+//! The modern networks of `$FUSELAGE_MODELS` (ViT-Tiny, ConvNeXt-Atto, GhostNet, BERT, GPT-2)
+//! under the cost models: the independent reference's BERT attention group, and the buffer
+//! simulator against LBDF on random groups of every network.
+
+use fuselage::cost::{Brr, BufferSimulator, CostConfig, CostModel, Lbdf};
+use fuselage::ir::{Graph, NodeSet};
+use rand::{RngExt, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+const MODERN: [&str; 5] = [
+    "timm_vit_tiny_patch16_224",
+    "timm_convnext_atto",
+    "timm_ghostnet_100",
+    "bert_l4_h256",
+    "gpt2_l4_h256",
+];
+
+fn load(name: &str) -> Option<Graph> {
+    let Some(dir) = fuselage::onnx::reference_models_dir() else {
+        eprintln!("skipping: FUSELAGE_MODELS not found");
+        return None;
+    };
+    Some(fuselage::onnx::import(dir.join(format!("{name}.onnx"))).unwrap())
+}
+
+/// The 22 nodes of BERT layer 0's attention, query MatMul to output dense Add, in file order:
+/// the reference point of `shared/design/cost-models.md` (2026-12-04 amendments).
+#[test]
+fn bert_attention_matches_the_independent_reference() {
+    let Some(g) = load("bert_l4_h256") else {
+        return;
+    };
+    let first = g
+        .require("/m/encoder/layer.0/attention/self/query/MatMul")
+        .unwrap();
+    let last = g
+        .require("/m/encoder/layer.0/attention/output/dense/Add")
+        .unwrap();
+    let group = NodeSet::from_ids(g.len(), g.node_ids().filter(|&v| v >= first && v <= last));
+    assert_eq!(group.len(), 22);
+    let config = CostConfig::new(1 << 30).unwrap();
+    let lbdf = Lbdf::new(config).evaluate(&g, &group).unwrap();
+    let brr = Brr::new(config).evaluate(&g, &group).unwrap();
+    assert_eq!(lbdf.weight_bytes, 263_170);
+    assert_eq!(lbdf.buffer_bytes, 367_106);
+    assert_eq!(lbdf.dram_bytes, 328_706);
+    assert_eq!(brr.tiling.unwrap().min_footprint_bytes, 331_520);
+    // The input is held whole (read by Q in phase 0, by K and V in phase 1), as are scaled
+    // Kᵀ and V; every other tensor holds one row.
+    let whole: Vec<String> = Lbdf::new(config)
+        .breakdown(&g, &group)
+        .unwrap()
+        .unwrap()
+        .into_iter()
+        .filter(|t| t.resident_rows > 1)
+        .map(|t| t.tensor)
+        .collect();
+    assert_eq!(
+        whole,
+        [
+            "/m/encoder/layer.0/attention/self/Transpose_1",
+            "/m/encoder/layer.0/attention/self/Mul_1",
+            "/m/embeddings/LayerNorm/LayerNormalization",
+        ]
+    );
+    let sim = BufferSimulator::new(config).run(&g, &group).unwrap();
+    assert_eq!(sim.dram_bytes, lbdf.dram_bytes);
+    assert!(sim.peak_bytes <= lbdf.buffer_bytes);
+}
+
+/// 200 random connected groups of each network: the simulator's DRAM equals F_D and its peak
+/// never exceeds F_β.
+#[test]
+fn simulator_agrees_with_lbdf_on_modern_groups() {
+    let config = CostConfig::kib(256).unwrap();
+    let lbdf = Lbdf::new(config);
+    let sim = BufferSimulator::new(config).with_timeline(false);
+    for (k, name) in MODERN.iter().enumerate() {
+        let Some(g) = load(name) else {
+            return;
+        };
+        let mut rng = ChaCha8Rng::seed_from_u64(4100 + k as u64);
+        let (mut worst, mut equal) = (0.0f64, 0);
+        for _ in 0..200 {
+            let size = rng.random_range(1..=40usize);
+            let group = fuselage::ir::sample::random_group(&g, size, &mut rng);
+            let cost = lbdf.evaluate(&g, &group).unwrap();
+            let run = sim.run(&g, &group).unwrap();
+            let names = || g.names(&group).join(", ");
+            assert_eq!(
+                run.dram_bytes,
+                cost.dram_bytes,
+                "{name}: DRAM of {{{}}}",
+                names()
+            );
+            assert!(
+                run.peak_bytes <= cost.buffer_bytes,
+                "{name}: peak {} > F_β {} for {{{}}}",
+                run.peak_bytes,
+                cost.buffer_bytes,
+                names()
+            );
+            worst = worst.max(run.peak_bytes as f64 / cost.buffer_bytes as f64);
+            equal += usize::from(run.peak_bytes == cost.buffer_bytes);
+        }
+        println!("{name}: 200 groups, largest peak/F_β {worst:.4}, peak = F_β in {equal}");
+    }
+}
