@@ -1,5 +1,6 @@
-//! Graph construction benchmarks: importing `resnet18.onnx` through tract, and building
-//! ResNet-152 from the zoo.
+//! Graph construction benchmarks: importing `resnet18.onnx` and `gpt2_l4_h256.onnx` through
+//! tract, and building ResNet-152, EfficientNet-B3 and GPT-2 (124M, 1,024 tokens) from the
+//! zoo.
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use std::hint::black_box;
@@ -16,6 +17,11 @@ fn import_resnet18(c: &mut Criterion) {
     group.bench_function("resnet18.onnx", |b| {
         b.iter(|| fuselage_onnx::import_bytes(black_box(&bytes), &path).expect("imports"))
     });
+    let path = dir.join("gpt2_l4_h256.onnx");
+    let bytes = std::fs::read(&path).expect("gpt2_l4_h256.onnx is readable");
+    group.bench_function("gpt2_l4_h256.onnx", |b| {
+        b.iter(|| fuselage_onnx::import_bytes(black_box(&bytes), &path).expect("imports"))
+    });
     group.finish();
 }
 
@@ -26,6 +32,9 @@ fn build_zoo(c: &mut Criterion) {
     });
     group.bench_function("efficientnet_b3", |b| {
         b.iter(|| fuselage_zoo::build(black_box("efficientnet_b3")).expect("builds"))
+    });
+    group.bench_function("gpt2_seq1024", |b| {
+        b.iter(|| fuselage_zoo::build_seq(black_box("gpt2"), 1024).expect("builds"))
     });
     group.finish();
 }

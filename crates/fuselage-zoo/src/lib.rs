@@ -35,13 +35,18 @@
 //! ```
 #![warn(missing_docs)]
 
+mod convnext;
 mod deeplab;
 mod efficientnet;
 mod mobilenet;
 mod resnet;
 mod scope;
 mod squeezenet;
+mod transformer;
 mod vgg;
+
+pub use convnext::ConvNextConfig;
+pub use transformer::{TextConfig, VitConfig};
 
 use fuselage_ir::Graph;
 use thiserror::Error;
@@ -67,6 +72,15 @@ pub enum ZooError {
         /// Why not.
         reason: String,
     },
+    /// A transformer shape the builder cannot take (a width that does not split into its
+    /// heads, an image that does not cut into patches, a sequence of 0 tokens).
+    #[error("{name}: {reason}")]
+    BadConfig {
+        /// The network.
+        name: String,
+        /// Why not.
+        reason: String,
+    },
     /// The IR refused a node (a bug in the zoo, or a resolution too small for a layer).
     #[error(transparent)]
     Ir(#[from] fuselage_ir::IrError),
@@ -75,7 +89,7 @@ pub enum ZooError {
 /// `Result` with [`ZooError`].
 pub type Result<T> = std::result::Result<T, ZooError>;
 
-/// Every network of the zoo.
+/// The zoo's CNNs (the networks of the paper's tables and of the classifier's data set).
 pub const NAMES: [&str; 12] = [
     "vgg16",
     "squeezenet1_1",
@@ -91,6 +105,120 @@ pub const NAMES: [&str; 12] = [
     "deeplabv3_mobilenet_v3_large",
 ];
 
+/// The zoo's transformers and post-2020 CNNs: text models take a sequence length
+/// ([`build_seq`]), vision transformers and ConvNeXts an image side ([`build_at`]).
+pub const TRANSFORMER_NAMES: [&str; 9] = [
+    "bert_l4_h256",
+    "bert_base_uncased",
+    "gpt2_l4_h256",
+    "gpt2",
+    "vit_tiny_patch16_224",
+    "vit_small_patch16_224",
+    "vit_base_patch16_224",
+    "convnext_atto",
+    "convnext_nano",
+];
+
+/// The shape of a text preset at its default sequence length (128, GPT-2's 124M model 1024).
+pub fn text_config(name: &str) -> Option<TextConfig> {
+    let c = |layers, hidden, heads, vocab, seq| TextConfig {
+        layers,
+        hidden,
+        heads,
+        ffn: 4 * hidden,
+        vocab,
+        seq,
+    };
+    Some(match name {
+        "bert_l4_h256" => c(4, 256, 4, 30_522, 128),
+        "bert_base_uncased" => c(12, 768, 12, 30_522, 128),
+        "gpt2_l4_h256" => c(4, 256, 4, 50_257, 128),
+        "gpt2" => c(12, 768, 12, 50_257, 1024),
+        _ => return None,
+    })
+}
+
+/// The shape of a vision-transformer preset (224×224, 16×16 patches, 1,000 classes).
+pub fn vit_config(name: &str) -> Option<VitConfig> {
+    let c = |width, heads| VitConfig {
+        depth: 12,
+        width,
+        heads,
+        mlp: 4 * width,
+        image: 224,
+        patch: 16,
+        classes: 1000,
+    };
+    Some(match name {
+        "vit_tiny_patch16_224" => c(192, 3),
+        "vit_small_patch16_224" => c(384, 6),
+        "vit_base_patch16_224" => c(768, 12),
+        _ => return None,
+    })
+}
+
+/// The shape of a ConvNeXt preset at 224×224 (timm's `conv_mlp` variants).
+pub fn convnext_config(name: &str) -> Option<ConvNextConfig> {
+    let c = |depths: &[u64], dims: &[u64]| ConvNextConfig {
+        depths: depths.to_vec(),
+        dims: dims.to_vec(),
+        image: 224,
+        classes: 1000,
+    };
+    Some(match name {
+        "convnext_atto" => c(&[2, 2, 6, 2], &[40, 80, 160, 320]),
+        "convnext_nano" => c(&[2, 2, 8, 2], &[80, 160, 320, 640]),
+        _ => return None,
+    })
+}
+
+/// Builds a ConvNeXt of shape `c`.
+///
+/// # Errors
+/// [`ZooError::BadConfig`] for stages that do not match or an image side that is not a
+/// multiple of the total stride.
+pub fn build_convnext(name: &str, c: &ConvNextConfig) -> Result<Graph> {
+    convnext::convnext(name, c)
+}
+
+/// Builds a text transformer preset at `seq` tokens.
+///
+/// # Errors
+/// [`ZooError::UnknownModel`] for a name that is not a text preset; [`ZooError::BadConfig`]
+/// for 0 tokens.
+pub fn build_seq(name: &str, seq: u64) -> Result<Graph> {
+    let mut c = text_config(name).ok_or_else(|| unknown(name))?;
+    if seq == 0 {
+        return Err(ZooError::BadConfig {
+            name: name.to_string(),
+            reason: "a sequence needs at least one token".into(),
+        });
+    }
+    c.seq = seq;
+    build_text(name, &c)
+}
+
+/// Builds a BERT encoder (`bert*` names) or a GPT-2 decoder (any other name) of shape `c`.
+///
+/// # Errors
+/// [`ZooError::BadConfig`] for a width that does not split into the heads.
+pub fn build_text(name: &str, c: &TextConfig) -> Result<Graph> {
+    if name.starts_with("bert") {
+        transformer::bert(name, c)
+    } else {
+        transformer::gpt2(name, c)
+    }
+}
+
+/// Builds a vision transformer of shape `c`.
+///
+/// # Errors
+/// [`ZooError::BadConfig`] for a width that does not split into the heads or an image that
+/// does not cut into patches.
+pub fn build_vit(name: &str, c: &VitConfig) -> Result<Graph> {
+    transformer::vit(name, c)
+}
+
 /// The smallest input side the zoo accepts (every network downsamples by 32 at most).
 const MIN_RESOLUTION: u64 = 32;
 
@@ -102,7 +230,9 @@ pub fn default_resolution(name: &str) -> Option<u64> {
         "efficientnet_b3" => Some(300),
         "deeplabv3_mobilenet_v3_large" => Some(512),
         n if NAMES.contains(&n) => Some(224),
-        _ => None,
+        n => vit_config(n)
+            .map(|c| c.image)
+            .or_else(|| convnext_config(n).map(|c| c.image)),
     }
 }
 
@@ -111,6 +241,9 @@ pub fn default_resolution(name: &str) -> Option<u64> {
 /// # Errors
 /// [`ZooError::UnknownModel`] for a name not in [`NAMES`].
 pub fn build(name: &str) -> Result<Graph> {
+    if let Some(c) = text_config(name) {
+        return build_text(name, &c);
+    }
     let res = default_resolution(name).ok_or_else(|| unknown(name))?;
     build_at(name, res)
 }
@@ -123,6 +256,21 @@ pub fn build(name: &str) -> Result<Graph> {
 /// side under 32, or one the export cannot take (VGG's `AdaptiveAvgPool2d((7, 7))` exports
 /// only when the feature map is a multiple of 7).
 pub fn build_at(name: &str, resolution: u64) -> Result<Graph> {
+    if let Some(mut c) = vit_config(name) {
+        c.image = resolution;
+        return build_vit(name, &c);
+    }
+    if let Some(mut c) = convnext_config(name) {
+        c.image = resolution;
+        return build_convnext(name, &c);
+    }
+    if text_config(name).is_some() {
+        return Err(ZooError::BadResolution {
+            name: name.to_string(),
+            resolution,
+            reason: "a text model takes a sequence length (--seq), not a resolution".into(),
+        });
+    }
     if !NAMES.contains(&name) {
         return Err(unknown(name));
     }
@@ -154,7 +302,7 @@ pub fn build_at(name: &str, resolution: u64) -> Result<Graph> {
 fn unknown(name: &str) -> ZooError {
     ZooError::UnknownModel {
         name: name.to_string(),
-        valid: NAMES.to_vec(),
+        valid: NAMES.iter().chain(&TRANSFORMER_NAMES).copied().collect(),
     }
 }
 
@@ -177,5 +325,38 @@ mod tests {
             build_at("resnet18", 16),
             Err(ZooError::BadResolution { .. })
         ));
+    }
+
+    #[test]
+    fn transformer_shapes_follow_their_configs() {
+        let g = build_seq("bert_l4_h256", 64).unwrap();
+        assert_eq!(g.inputs()[0].shape.0, vec![1, 64]);
+        // 4 layers of 35 nodes, 4 embedding nodes.
+        assert_eq!(g.len(), 4 + 4 * 35);
+        let mut c = text_config("gpt2").unwrap();
+        c.heads = 7;
+        let err = build_text("gpt2", &c).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "gpt2: width 768 does not split into 7 heads"
+        );
+        assert!(matches!(
+            build_seq("gpt2", 0),
+            Err(ZooError::BadConfig { .. })
+        ));
+        assert!(matches!(
+            build_seq("resnet18", 8),
+            Err(ZooError::UnknownModel { .. })
+        ));
+        let vit = build_at("vit_tiny_patch16_224", 240).unwrap();
+        assert_eq!(
+            vit.inputs()[0].shape,
+            fuselage_ir::TensorShape::nchw(3, 240, 240)
+        );
+        assert!(matches!(
+            build_at("vit_tiny_patch16_224", 250),
+            Err(ZooError::BadConfig { .. })
+        ));
+        assert_eq!(default_resolution("vit_base_patch16_224"), Some(224));
     }
 }

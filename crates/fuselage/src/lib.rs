@@ -76,6 +76,9 @@ pub enum Error {
     /// A resolution was given for an ONNX file, whose input shape is its own.
     #[error("--resolution applies to zoo networks; `{0}` is an ONNX file with its own input shape")]
     ResolutionForFile(String),
+    /// A sequence length was given for an ONNX file, or for a zoo network that takes images.
+    #[error("--seq applies to the zoo's text transformers (bert_*, gpt2*); `{0}` is not one")]
+    SeqNotText(String),
 }
 
 /// Whether `spec` names a file rather than a zoo network: it ends in `.onnx`, contains a path
@@ -93,6 +96,29 @@ pub fn is_path(spec: &str) -> bool {
 /// # Errors
 /// [`Error::Onnx`] naming the file, node and op; [`Error::Zoo`] listing the valid names.
 pub fn load_model(spec: &str, resolution: Option<u64>) -> Result<Graph, Error> {
+    load_model_sized(spec, resolution, None)
+}
+
+/// [`load_model`] with a sequence length for the zoo's text transformers (`gpt2` at 1,024
+/// tokens is `load_model_sized("gpt2", None, Some(1024))`).
+///
+/// # Errors
+/// As [`load_model`], and [`Error::SeqNotText`] for `seq` with a file or an image network.
+pub fn load_model_sized(
+    spec: &str,
+    resolution: Option<u64>,
+    seq: Option<u64>,
+) -> Result<Graph, Error> {
+    if let Some(seq) = seq {
+        if is_path(spec) || fuselage_zoo::text_config(spec).is_none() {
+            return Err(Error::SeqNotText(spec.to_string()));
+        }
+        if let Some(r) = resolution {
+            // A text model has no resolution: the zoo says so.
+            return Ok(fuselage_zoo::build_at(spec, r)?);
+        }
+        return Ok(fuselage_zoo::build_seq(spec, seq)?);
+    }
     if is_path(spec) {
         if resolution.is_some() {
             return Err(Error::ResolutionForFile(spec.to_string()));

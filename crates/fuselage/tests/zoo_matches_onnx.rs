@@ -25,3 +25,69 @@ fn zoo_fingerprints_equal_imported_exports() {
         assert_ne!(other.fingerprint(), imported.fingerprint(), "{name} at 256");
     }
 }
+
+/// The transformer presets have their exports' fingerprints; where one does not, the test
+/// names the first node that differs.
+#[test]
+fn transformer_presets_equal_imported_exports() {
+    let Some(dir) = reference_models_dir() else {
+        eprintln!("skipping: FUSELAGE_MODELS not found");
+        return;
+    };
+    for (preset, file) in [
+        ("bert_l4_h256", "bert_l4_h256"),
+        ("gpt2_l4_h256", "gpt2_l4_h256"),
+        ("vit_tiny_patch16_224", "timm_vit_tiny_patch16_224"),
+        ("convnext_atto", "timm_convnext_atto"),
+    ] {
+        let imported = import(dir.join(format!("{file}.onnx"))).unwrap();
+        let built = fuselage::zoo::build(preset).unwrap();
+        for (_, n) in imported.nodes() {
+            let Some(id) = built.id_of(&n.name) else {
+                panic!("{preset}: no node `{}`", n.name);
+            };
+            let b = built.node(id);
+            let ins = |g: &fuselage::ir::Graph, node: &fuselage::ir::Node| -> Vec<String> {
+                node.inputs
+                    .iter()
+                    .map(|&s| g.name_of(s).to_string())
+                    .collect()
+            };
+            assert_eq!(
+                (&b.op, &b.shape, b.weights, ins(&built, b)),
+                (&n.op, &n.shape, n.weights, ins(&imported, n)),
+                "{preset}: node `{}`",
+                n.name
+            );
+        }
+        assert_eq!(built.len(), imported.len(), "{preset}: nodes");
+        assert_eq!(built.fingerprint(), imported.fingerprint(), "{preset}");
+        if !preset.contains("_l4_") {
+            let other = fuselage::zoo::build_at(preset, 256).unwrap();
+            assert_ne!(
+                other.fingerprint(),
+                imported.fingerprint(),
+                "{preset} at 256"
+            );
+        } else {
+            let other = fuselage::zoo::build_seq(preset, 64).unwrap();
+            assert_ne!(
+                other.fingerprint(),
+                imported.fingerprint(),
+                "{preset} at 64"
+            );
+        }
+    }
+}
+
+/// `gpt2` at 12 layers and width 768 is the 124M model: 124,439,808 parameters in
+/// transformers' count, plus the constants the export folds (the position embedding is a
+/// parameter there and a folded constant here, the same elements; each layer's causal mask
+/// bias, `L×L`; and two scalars per layer for the attention scale and five for gelu_new).
+#[test]
+fn gpt2_preset_is_the_124m_model() {
+    let g = fuselage::zoo::build("gpt2").unwrap();
+    let l = 1024u64;
+    assert_eq!(g.params(), 124_439_808 + 12 * (l * l + 2 + 5));
+    assert_eq!(g.inputs()[0].shape.0, vec![1, l]);
+}

@@ -9,16 +9,24 @@ use fuselage::ir::{Graph, NodeSet};
 /// Which network.
 #[derive(Debug, Args)]
 pub struct ModelArgs {
-    /// A zoo network (vgg16, resnet18, ...) or the path of an .onnx file.
+    /// A zoo network (vgg16, resnet18, ..., vit_tiny_patch16_224, bert_l4_h256, gpt2) or the
+    /// path of an .onnx file.
     pub model: String,
     /// Square input resolution for a zoo network (default: the network's own).
     #[arg(long)]
     pub resolution: Option<u64>,
+    /// Tokens for a zoo text transformer (bert_*, gpt2*; default: the preset's own).
+    #[arg(long, value_name = "TOKENS")]
+    pub seq: Option<u64>,
 }
 
 impl ModelArgs {
     pub fn load(&self) -> anyhow::Result<Graph> {
-        Ok(fuselage::load_model(&self.model, self.resolution)?)
+        Ok(fuselage::load_model_sized(
+            &self.model,
+            self.resolution,
+            self.seq,
+        )?)
     }
 }
 

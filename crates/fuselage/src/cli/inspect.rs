@@ -10,11 +10,15 @@ use std::path::PathBuf;
 /// Arguments of `fuselage inspect`.
 #[derive(Debug, Args)]
 pub struct InspectArgs {
-    /// A zoo network (vgg16, resnet18, ...) or the path of an .onnx file.
+    /// A zoo network (vgg16, resnet18, ..., vit_tiny_patch16_224, bert_l4_h256, gpt2) or the
+    /// path of an .onnx file.
     model: String,
     /// Square input resolution for a zoo network (default: the network's own).
     #[arg(long)]
     resolution: Option<u64>,
+    /// Tokens for a zoo text transformer (bert_*, gpt2*; default: the preset's own).
+    #[arg(long, value_name = "TOKENS")]
+    seq: Option<u64>,
     /// Print one JSON object instead of a table.
     #[arg(long)]
     json: bool,
@@ -62,7 +66,7 @@ fn summarise(g: &Graph) -> Summary {
 }
 
 pub fn run(a: InspectArgs) -> anyhow::Result<()> {
-    let g = fuselage::load_model(&a.model, a.resolution)?;
+    let g = fuselage::load_model_sized(&a.model, a.resolution, a.seq)?;
     if let Some(path) = &a.dot {
         std::fs::write(path, g.to_dot(None))
             .with_context(|| format!("writing {}", path.display()))?;

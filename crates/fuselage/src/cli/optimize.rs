@@ -52,8 +52,8 @@ pub struct OptimizeCmd {
     /// Search strategy.
     #[arg(long, value_enum)]
     search: Search,
-    /// Plan evaluations the search may make.
-    #[arg(long, value_name = "N")]
+    /// Plan evaluations the search may make (`optimal` is exact and needs none).
+    #[arg(long, value_name = "N", default_value = "2000")]
     budget: u64,
     /// Seed of every random choice.
     #[arg(long, value_name = "S", default_value = "0")]
