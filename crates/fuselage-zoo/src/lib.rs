@@ -1,8 +1,12 @@
 //! # fuselage-zoo
 //!
-//! Reference CNNs, built in code, that are structurally identical to what torchvision 0.29's
-//! ONNX export gives (TorchScript exporter, opset 17, eval mode, `do_constant_folding=True`).
-//! In that export BatchNorm is folded into the preceding convolution (so every `Conv` has a
+//! Reference networks built in code: the twelve CNNs of [`NAMES`], and the transformers and
+//! post-2020 CNNs of [`MODERN_NAMES`] (BERT, GPT-2, Llama, ViT, ConvNeXt, GhostNet; module
+//! `transformer`, `convnext`, `ghostnet`), parameterised by depth, width, heads, sequence
+//! length or image size ([`TextConfig`], [`LlamaConfig`], [`VitConfig`], [`ConvNextConfig`]) with named
+//! presets. Each transcribes its exporter's graph node for node: the CNNs are structurally
+//! identical to what torchvision 0.29's ONNX export gives (TorchScript exporter, opset 17,
+//! eval mode, `do_constant_folding=True`). In that export BatchNorm is folded into the preceding convolution (so every `Conv` has a
 //! bias), Dropout and stochastic depth disappear, SiLU becomes `Sigmoid` + `Mul(x, sigmoid(x))`
 //! and `AdaptiveAvgPool2d(1)` becomes `GlobalAveragePool`.
 //!
@@ -24,8 +28,11 @@
 //! - The MobileNetV3 backbone is built once and shared by `mobilenet_v3_*` and
 //!   `deeplabv3_mobilenet_v3_large` (dilated, under the `backbone` scope).
 //!
-//! Five networks are held node for node (names, ops, shapes, weights, input ports, order) to
-//! real exports in the tests; the others to their published multiply-accumulate counts.
+//! Five CNNs are held node for node (names, ops, shapes, weights, input ports, order) to
+//! real exports in the tests, the others to their published multiply-accumulate counts; the
+//! presets `vit_tiny_patch16_224`, `convnext_atto`, `ghostnet_100`, `bert_l4_h256` and
+//! `gpt2_l4_h256` have the fingerprints of the timm and transformers exports in
+//! `shared/models`, and `gpt2` is the 124M model.
 //!
 //! ```
 //! let g = fuselage_zoo::build("resnet18")?;
@@ -38,6 +45,7 @@
 mod convnext;
 mod deeplab;
 mod efficientnet;
+mod ghostnet;
 mod mobilenet;
 mod resnet;
 mod scope;
@@ -46,7 +54,7 @@ mod transformer;
 mod vgg;
 
 pub use convnext::ConvNextConfig;
-pub use transformer::{TextConfig, VitConfig};
+pub use transformer::{LlamaConfig, TextConfig, VitConfig};
 
 use fuselage_ir::Graph;
 use thiserror::Error;
@@ -106,17 +114,20 @@ pub const NAMES: [&str; 12] = [
 ];
 
 /// The zoo's transformers and post-2020 CNNs: text models take a sequence length
-/// ([`build_seq`]), vision transformers and ConvNeXts an image side ([`build_at`]).
-pub const TRANSFORMER_NAMES: [&str; 9] = [
+/// ([`build_seq`]), vision transformers, ConvNeXts and GhostNet an image side ([`build_at`]).
+pub const MODERN_NAMES: [&str; 12] = [
     "bert_l4_h256",
     "bert_base_uncased",
     "gpt2_l4_h256",
     "gpt2",
+    "llama_3_2_1b",
+    "tinyllama_1_1b",
     "vit_tiny_patch16_224",
     "vit_small_patch16_224",
     "vit_base_patch16_224",
     "convnext_atto",
     "convnext_nano",
+    "ghostnet_100",
 ];
 
 /// The shape of a text preset at its default sequence length (128, GPT-2's 124M model 1024).
@@ -181,21 +192,57 @@ pub fn build_convnext(name: &str, c: &ConvNextConfig) -> Result<Graph> {
     convnext::convnext(name, c)
 }
 
-/// Builds a text transformer preset at `seq` tokens.
+/// The shape of a Llama preset at 1,024 tokens: Llama 3.2 1B (16 layers, 2,048 wide, 32
+/// heads sharing 8 key-value heads, MLP 8,192, vocabulary 128,256) and TinyLlama 1.1B.
+pub fn llama_config(name: &str) -> Option<LlamaConfig> {
+    let c = |layers, hidden, heads, kv_heads, ffn, vocab| LlamaConfig {
+        layers,
+        hidden,
+        heads,
+        kv_heads,
+        ffn,
+        vocab,
+        seq: 1024,
+    };
+    Some(match name {
+        "llama_3_2_1b" => c(16, 2048, 32, 8, 8192, 128_256),
+        "tinyllama_1_1b" => c(22, 2048, 32, 4, 5632, 32_000),
+        _ => return None,
+    })
+}
+
+/// Whether `name` is a text preset, which takes a sequence length ([`build_seq`]).
+pub fn is_text(name: &str) -> bool {
+    text_config(name).is_some() || llama_config(name).is_some()
+}
+
+/// Builds a text transformer preset (BERT, GPT-2 or Llama) at `seq` tokens.
 ///
 /// # Errors
 /// [`ZooError::UnknownModel`] for a name that is not a text preset; [`ZooError::BadConfig`]
 /// for 0 tokens.
 pub fn build_seq(name: &str, seq: u64) -> Result<Graph> {
-    let mut c = text_config(name).ok_or_else(|| unknown(name))?;
-    if seq == 0 {
+    if seq == 0 && is_text(name) {
         return Err(ZooError::BadConfig {
             name: name.to_string(),
             reason: "a sequence needs at least one token".into(),
         });
     }
+    if let Some(mut c) = llama_config(name) {
+        c.seq = seq;
+        return build_llama(name, &c);
+    }
+    let mut c = text_config(name).ok_or_else(|| unknown(name))?;
     c.seq = seq;
     build_text(name, &c)
+}
+
+/// Builds a Llama-style decoder of shape `c`.
+///
+/// # Errors
+/// [`ZooError::BadConfig`] for heads that do not split the width or share the key-value heads.
+pub fn build_llama(name: &str, c: &LlamaConfig) -> Result<Graph> {
+    transformer::llama(name, c)
 }
 
 /// Builds a BERT encoder (`bert*` names) or a GPT-2 decoder (any other name) of shape `c`.
@@ -230,6 +277,7 @@ pub fn default_resolution(name: &str) -> Option<u64> {
         "efficientnet_b3" => Some(300),
         "deeplabv3_mobilenet_v3_large" => Some(512),
         n if NAMES.contains(&n) => Some(224),
+        "ghostnet_100" => Some(224),
         n => vit_config(n)
             .map(|c| c.image)
             .or_else(|| convnext_config(n).map(|c| c.image)),
@@ -243,6 +291,9 @@ pub fn default_resolution(name: &str) -> Option<u64> {
 pub fn build(name: &str) -> Result<Graph> {
     if let Some(c) = text_config(name) {
         return build_text(name, &c);
+    }
+    if let Some(c) = llama_config(name) {
+        return build_llama(name, &c);
     }
     let res = default_resolution(name).ok_or_else(|| unknown(name))?;
     build_at(name, res)
@@ -264,7 +315,10 @@ pub fn build_at(name: &str, resolution: u64) -> Result<Graph> {
         c.image = resolution;
         return build_convnext(name, &c);
     }
-    if text_config(name).is_some() {
+    if name == "ghostnet_100" {
+        return ghostnet::ghostnet_100(name, resolution);
+    }
+    if is_text(name) {
         return Err(ZooError::BadResolution {
             name: name.to_string(),
             resolution,
@@ -302,7 +356,7 @@ pub fn build_at(name: &str, resolution: u64) -> Result<Graph> {
 fn unknown(name: &str) -> ZooError {
     ZooError::UnknownModel {
         name: name.to_string(),
-        valid: NAMES.iter().chain(&TRANSFORMER_NAMES).copied().collect(),
+        valid: NAMES.iter().chain(&MODERN_NAMES).copied().collect(),
     }
 }
 

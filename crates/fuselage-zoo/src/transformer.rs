@@ -29,6 +29,26 @@ pub struct TextConfig {
     pub seq: u64,
 }
 
+/// The shape of a Llama-style decoder: RMSNorm, rotary embeddings, grouped-query attention,
+/// SiLU-gated MLP.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct LlamaConfig {
+    /// Decoder layers.
+    pub layers: u64,
+    /// Hidden width `D`.
+    pub hidden: u64,
+    /// Query heads (`D` must be a multiple).
+    pub heads: u64,
+    /// Key and value heads (`heads` must be a multiple).
+    pub kv_heads: u64,
+    /// Width of the gated MLP.
+    pub ffn: u64,
+    /// Vocabulary.
+    pub vocab: u64,
+    /// Tokens `L`.
+    pub seq: u64,
+}
+
 /// The shape of a vision transformer.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct VitConfig {
@@ -316,6 +336,124 @@ pub(crate) fn gpt2(name: &str, c: &TextConfig) -> Result<Graph> {
     }
     let x = n.layer_norm("/m/ln_f", x)?;
     n.reshape("/m/Reshape_1".into(), x, &[1, l, d])?;
+    Ok(n.b.finish()?)
+}
+
+/// transformers' `LlamaRMSNorm`: `x · 1/√(mean(x²) + ε) · g`.
+fn rms_norm(n: &mut Tx, s: &str, x: Source) -> Result<Source> {
+    let d = *n.b.shape(x).0.last().unwrap_or(&1);
+    let rank = n.b.shape(x).rank() as u64;
+    let pow = Op::Elementwise { kind: OpKind::Pow };
+    let p = n.with(format!("{s}/Pow"), pow, &[x], 1)?;
+    let mean = Op::ReduceMean {
+        axes: vec![rank - 1],
+        keepdims: true,
+    };
+    let m = n.op(format!("{s}/ReduceMean"), mean, &[p])?;
+    let m = n.with(format!("{s}/Add"), Op::Add, &[m], 1)?;
+    let r = n.op(format!("{s}/Sqrt"), unary(OpKind::Sqrt), &[m])?;
+    let r = n.op(format!("{s}/Reciprocal"), unary(OpKind::Reciprocal), &[r])?;
+    let y = n.op(format!("{s}/Mul"), Op::Mul, &[x, r])?;
+    n.with(format!("{s}/Mul_1"), Op::Mul, &[y], d)
+}
+
+/// Rotary embedding of `x` `[1, heads, L, d]`: `x·cos + rotate_half(x)·sin`, with cos and sin
+/// folded to `[1, 1, L, d]` constants.
+fn rotary(n: &mut Tx, s: &str, x: Source) -> Result<Source> {
+    let shape = n.b.shape(x).clone();
+    let (l, d) = (shape.0[2], shape.0[3]);
+    let half = |start: u64| Op::Slice {
+        axes: vec![3],
+        starts: vec![start],
+        ends: vec![start + d / 2],
+        steps: vec![1],
+    };
+    let x1 = n.op(format!("{s}/Slice"), half(0), &[x])?;
+    let x2 = n.op(format!("{s}/Slice_1"), half(d / 2), &[x])?;
+    let neg = n.op(format!("{s}/Neg"), unary(OpKind::Neg), &[x2])?;
+    let rot = n.op(format!("{s}/Concat"), Op::concat(3), &[neg, x1])?;
+    let a = n.with(format!("{s}/Mul"), Op::Mul, &[x], l * d)?;
+    let b = n.with(format!("{s}/Mul_1"), Op::Mul, &[rot], l * d)?;
+    n.op(format!("{s}/Add"), Op::Add, &[a, b])
+}
+
+/// A Llama-style decoder (transformers' `LlamaModel`), token ids `[1, L]` in, the last hidden
+/// state out; names follow the module paths. No export of one is in the tests: the preset
+/// `llama_3_2_1b` is held to the published parameter count instead.
+pub(crate) fn llama(name: &str, c: &LlamaConfig) -> Result<Graph> {
+    check_heads(name, c.hidden, c.heads)?;
+    if c.kv_heads == 0 || !c.heads.is_multiple_of(c.kv_heads) {
+        return Err(ZooError::BadConfig {
+            name: name.to_string(),
+            reason: format!(
+                "{} heads do not share {} key-value heads",
+                c.heads, c.kv_heads
+            ),
+        });
+    }
+    let (l, d, h, kv) = (c.seq, c.hidden, c.heads, c.kv_heads);
+    let hd = d / h;
+    let rep = h / kv;
+    let mut n = Tx {
+        b: GraphBuilder::new(name),
+    };
+    let ids = n.b.input("input_ids", t(&[1, l]))?;
+    let table = GatherIndex::Table {
+        dims: vec![c.vocab, d],
+    };
+    let gather = Op::Gather {
+        axis: 0,
+        index: table,
+    };
+    let mut x = n.op("/model/embed_tokens/Gather", gather, &[ids])?;
+    for i in 0..c.layers {
+        let s = format!("/model/layers.{i}");
+        let a = format!("{s}/self_attn");
+        let y = rms_norm(&mut n, &format!("{s}/input_layernorm"), x)?;
+        let q = n.linear(format!("{a}/q_proj/MatMul"), y, d)?;
+        let k = n.linear(format!("{a}/k_proj/MatMul"), y, kv * hd)?;
+        let v = n.linear(format!("{a}/v_proj/MatMul"), y, kv * hd)?;
+        let q = n.reshape(format!("{a}/Reshape"), q, &[1, l, h, hd])?;
+        let q = n.transpose(format!("{a}/Transpose"), q, &[0, 2, 1, 3])?;
+        let k = n.reshape(format!("{a}/Reshape_1"), k, &[1, l, kv, hd])?;
+        let k = n.transpose(format!("{a}/Transpose_1"), k, &[0, 2, 1, 3])?;
+        let v = n.reshape(format!("{a}/Reshape_2"), v, &[1, l, kv, hd])?;
+        let v = n.transpose(format!("{a}/Transpose_2"), v, &[0, 2, 1, 3])?;
+        let q = rotary(&mut n, &format!("{a}/rotary_q"), q)?;
+        let k = rotary(&mut n, &format!("{a}/rotary_k"), k)?;
+        // repeat_kv: [1, kv, L, d] -> [1, kv, rep, L, d] -> [1, h, L, d].
+        let mut repeated = Vec::new();
+        for (t, suffix) in [(k, ""), (v, "_1")] {
+            let u = Op::Unsqueeze { axes: vec![2] };
+            let u = n.op(format!("{a}/Unsqueeze{suffix}"), u, &[t])?;
+            let e = Op::Expand {
+                shape: vec![1, kv, rep, l, hd],
+            };
+            let e = n.op(format!("{a}/Expand{suffix}"), e, &[u])?;
+            repeated.push(n.reshape(format!("{a}/Reshape_3{suffix}"), e, &[1, h, l, hd])?);
+        }
+        let kt = n.transpose(format!("{a}/Transpose_3"), repeated[0], &[0, 1, 3, 2])?;
+        let scores = n.matmul(format!("{a}/MatMul"), q, kt)?;
+        let scores = n.with(format!("{a}/Mul_2"), Op::Mul, &[scores], 1)?;
+        // The causal mask, folded to an `L×L` bias.
+        let scores = n.with(format!("{a}/Add_2"), Op::Add, &[scores], l * l)?;
+        let p = n.softmax(format!("{a}/Softmax"), scores)?;
+        let ctx = n.matmul(format!("{a}/MatMul_1"), p, repeated[1])?;
+        let ctx = n.transpose(format!("{a}/Transpose_4"), ctx, &[0, 2, 1, 3])?;
+        let ctx = n.reshape(format!("{a}/Reshape_4"), ctx, &[1, l, d])?;
+        let o = n.linear(format!("{a}/o_proj/MatMul"), ctx, d)?;
+        let r = n.op(format!("{s}/Add"), Op::Add, &[x, o])?;
+        let y = rms_norm(&mut n, &format!("{s}/post_attention_layernorm"), r)?;
+        let m = format!("{s}/mlp");
+        let gate = n.linear(format!("{m}/gate_proj/MatMul"), y, c.ffn)?;
+        let sig = n.op(format!("{m}/act_fn/Sigmoid"), Op::Sigmoid, &[gate])?;
+        let silu = n.op(format!("{m}/act_fn/Mul"), Op::Mul, &[gate, sig])?;
+        let up = n.linear(format!("{m}/up_proj/MatMul"), y, c.ffn)?;
+        let gated = n.op(format!("{m}/Mul"), Op::Mul, &[silu, up])?;
+        let down = n.linear(format!("{m}/down_proj/MatMul"), gated, d)?;
+        x = n.op(format!("{s}/Add_1"), Op::Add, &[r, down])?;
+    }
+    rms_norm(&mut n, "/model/norm", x)?;
     Ok(n.b.finish()?)
 }
 

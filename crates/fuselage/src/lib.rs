@@ -77,7 +77,9 @@ pub enum Error {
     #[error("--resolution applies to zoo networks; `{0}` is an ONNX file with its own input shape")]
     ResolutionForFile(String),
     /// A sequence length was given for an ONNX file, or for a zoo network that takes images.
-    #[error("--seq applies to the zoo's text transformers (bert_*, gpt2*); `{0}` is not one")]
+    #[error(
+        "--seq applies to the zoo's text transformers (bert_*, gpt2*, *llama*); `{0}` is not one"
+    )]
     SeqNotText(String),
 }
 
@@ -110,7 +112,7 @@ pub fn load_model_sized(
     seq: Option<u64>,
 ) -> Result<Graph, Error> {
     if let Some(seq) = seq {
-        if is_path(spec) || fuselage_zoo::text_config(spec).is_none() {
+        if is_path(spec) || !fuselage_zoo::is_text(spec) {
             return Err(Error::SeqNotText(spec.to_string()));
         }
         if let Some(r) = resolution {

@@ -111,3 +111,30 @@ fn simulator_agrees_with_lbdf_on_modern_groups() {
         );
     }
 }
+
+/// A Llama-style decoder from the zoo (RMSNorm, rotary embeddings, grouped-query attention,
+/// SiLU-gated MLP), 2 layers at 64 tokens: 200 random groups pass the simulator check too.
+#[test]
+fn simulator_agrees_with_lbdf_on_a_llama() {
+    let c = fuselage::zoo::LlamaConfig {
+        layers: 2,
+        hidden: 256,
+        heads: 8,
+        kv_heads: 2,
+        ffn: 512,
+        vocab: 1000,
+        seq: 64,
+    };
+    let g = fuselage::zoo::build_llama("llama_small", &c).unwrap();
+    let config = CostConfig::kib(256).unwrap();
+    let (lbdf, sim) = (Lbdf::new(config), BufferSimulator::new(config));
+    let mut rng = ChaCha8Rng::seed_from_u64(4200);
+    for _ in 0..200 {
+        let size = rng.random_range(1..=40usize);
+        let group = fuselage::ir::sample::random_group(&g, size, &mut rng);
+        let cost = lbdf.evaluate(&g, &group).unwrap();
+        let run = sim.run(&g, &group).unwrap();
+        assert_eq!(run.dram_bytes, cost.dram_bytes, "{:?}", g.names(&group));
+        assert!(run.peak_bytes <= cost.buffer_bytes, "{:?}", g.names(&group));
+    }
+}

@@ -39,6 +39,7 @@ fn transformer_presets_equal_imported_exports() {
         ("gpt2_l4_h256", "gpt2_l4_h256"),
         ("vit_tiny_patch16_224", "timm_vit_tiny_patch16_224"),
         ("convnext_atto", "timm_convnext_atto"),
+        ("ghostnet_100", "timm_ghostnet_100"),
     ] {
         let imported = import(dir.join(format!("{file}.onnx"))).unwrap();
         let built = fuselage::zoo::build(preset).unwrap();
@@ -90,4 +91,24 @@ fn gpt2_preset_is_the_124m_model() {
     let l = 1024u64;
     assert_eq!(g.params(), 124_439_808 + 12 * (l * l + 2 + 5));
     assert_eq!(g.inputs()[0].shape.0, vec![1, l]);
+}
+
+/// `llama_3_2_1b` has Llama 3.2 1B's published 1,235,814,400 parameters (embeddings tied),
+/// plus per layer what the export folds: cos and sin on Q and K (`4·L·64`), the attention
+/// scale, the causal mask bias (`L×L`) and the two norms' ε, and the final norm's ε.
+#[test]
+fn llama_preset_is_llama_3_2_1b() {
+    let g = fuselage::zoo::build_seq("llama_3_2_1b", 256).unwrap();
+    let l = 256u64;
+    assert_eq!(
+        g.params(),
+        1_235_814_400 + 16 * (4 * l * 64 + 1 + l * l + 2 * 2) + 2
+    );
+    let tiny = fuselage::zoo::build("tinyllama_1_1b").unwrap();
+    // TinyLlama 1.1B: 1,034,512,384 parameters without its untied output head (32,000 × 2,048).
+    let l = 1024u64;
+    assert_eq!(
+        tiny.params(),
+        1_100_048_384 - 32_000 * 2048 + 22 * (4 * l * 64 + 1 + l * l + 2 * 2) + 2
+    );
 }

@@ -32,7 +32,8 @@ fn value_info(name: &str, dims: &[i64]) -> pb::ValueInfoProto {
     }
 }
 
-/// An attribute: ints, an int, a float or a string.
+/// An attribute: ints, an int or a string (each test file uses some of them).
+#[allow(dead_code)]
 pub enum A<'a> {
     /// `ints`.
     Ints(&'a [i64]),

@@ -15,7 +15,7 @@ pub struct ModelArgs {
     /// Square input resolution for a zoo network (default: the network's own).
     #[arg(long)]
     pub resolution: Option<u64>,
-    /// Tokens for a zoo text transformer (bert_*, gpt2*; default: the preset's own).
+    /// Tokens for a zoo text transformer (bert_*, gpt2*, *llama*; default: the preset's own).
     #[arg(long, value_name = "TOKENS")]
     pub seq: Option<u64>,
 }

@@ -16,7 +16,7 @@ pub struct InspectArgs {
     /// Square input resolution for a zoo network (default: the network's own).
     #[arg(long)]
     resolution: Option<u64>,
-    /// Tokens for a zoo text transformer (bert_*, gpt2*; default: the preset's own).
+    /// Tokens for a zoo text transformer (bert_*, gpt2*, *llama*; default: the preset's own).
     #[arg(long, value_name = "TOKENS")]
     seq: Option<u64>,
     /// Print one JSON object instead of a table.
