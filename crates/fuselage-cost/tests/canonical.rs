@@ -270,3 +270,76 @@ fn convnext_block_by_hand() {
     assert_eq!((g.row_axis(cl), g.row_axis(back)), (Some(1), Some(2)));
     check_by_hand(&g, 2_704, 2_704, 2_000, 1_728, 976);
 }
+
+/// Every tensor of every zoo CNN has the contract's rows: H of NCHW, one row for `[1, F]`
+/// (the row axis of `fuselage_ir::rows` changes nothing for the CNNs).
+#[test]
+fn cnn_rows_are_the_contracts() {
+    for name in fuselage_zoo::NAMES {
+        let g = fuselage_zoo::build(name).unwrap();
+        for (id, n) in g.nodes() {
+            let s = fuselage_ir::Source::Node(id);
+            let want = (n.shape.h(), n.shape.c() * n.shape.w());
+            assert_eq!(
+                (g.rows_of(s), g.row_elements(s)),
+                want,
+                "{name}: {}",
+                n.name
+            );
+        }
+    }
+}
+
+/// The contract's window table, as it was written for NCHW tensors before the row axis.
+fn contract_window(g: &Graph, node: &fuselage_ir::Node, port: usize) -> fuselage_ir::RowRead {
+    use fuselage_ir::{Op, POINTWISE, RowRead};
+    let x = g.shape_of(node.inputs[port]);
+    let (h_in, h_out) = (x.h(), node.shape.h());
+    let pointwise = if h_in == h_out {
+        POINTWISE
+    } else {
+        RowRead::Whole
+    };
+    match &node.op {
+        Op::Conv(a) => RowRead::Window {
+            k: a.dilation[0] * (a.kernel[0] - 1) + 1,
+            stride: a.stride[0],
+            pad: a.pads[0] as i64,
+        },
+        Op::MaxPool(a) | Op::AveragePool(a) => RowRead::Window {
+            k: a.kernel[0],
+            stride: a.stride[0],
+            pad: a.pads[0] as i64,
+        },
+        Op::GlobalAveragePool
+        | Op::GlobalMaxPool
+        | Op::ReduceMean { .. }
+        | Op::Gemm { .. }
+        | Op::MatMul
+        | Op::Flatten { .. }
+        | Op::Reshape
+        | Op::Transpose { .. }
+        | Op::Softmax { .. }
+        | Op::Resize { .. } => RowRead::Whole,
+        Op::Concat { axis, .. } if *axis == 2 => RowRead::Whole,
+        _ => pointwise,
+    }
+}
+
+/// Every port of every zoo CNN reads rows as the contract's table says.
+#[test]
+fn cnn_reads_are_the_contracts() {
+    for name in fuselage_zoo::NAMES {
+        let g = fuselage_zoo::build(name).unwrap();
+        for (id, n) in g.nodes() {
+            for port in 0..n.inputs.len() {
+                assert_eq!(
+                    g.row_read(id, port),
+                    contract_window(&g, n, port),
+                    "{name}: {} port {port}",
+                    n.name
+                );
+            }
+        }
+    }
+}

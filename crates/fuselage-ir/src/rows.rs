@@ -19,7 +19,8 @@
 //! - Where tracking loses the axis (it is squeezed, gathered or reduced away, or was of size
 //!   1), the output takes the default of its rank. A reshape that merges the row axis with
 //!   another (H×W → tokens) makes the merged axis the row axis; one that splits it makes the
-//!   outer part the row axis. Both read their input whole.
+//!   outer part the row axis. Both read their input whole. A merge or split into rank 2 or
+//!   less (the CNN head's flatten to `[1, C·H·W]`) leaves one row, as the contract's `[1, F]`.
 //!
 //! ## Reads
 //!
@@ -123,16 +124,18 @@ fn reshaped(input: RowInput<'_>, out: &TensorShape) -> (Option<usize>, bool) {
         if prefix == before && d == len {
             return (Some(i), true);
         }
-        // The axis holding the row axis with others (a merge).
+        // The axis holding the row axis with others (a merge). A merge into a matrix or a
+        // vector (the CNN head's `[1, C·H·W]`) is one row, as the contract's `[1, F]`.
         if prefix <= before && next >= before.saturating_mul(len) && d > len {
-            return (Some(i), false);
+            return (Some(i).filter(|_| out.rank() > 2), false);
         }
         if prefix == before && d > 1 && first_split.is_none() {
             first_split = Some(i);
         }
         prefix = next;
     }
-    (first_split.or_else(|| default_row_axis(out)), false)
+    let split = first_split.filter(|_| out.rank() > 2);
+    (split.or_else(|| default_row_axis(out)), false)
 }
 
 /// `a` of a rank-`from` tensor, right-aligned into rank `to` (broadcasting).
@@ -465,10 +468,16 @@ mod tests {
         // A split of L: [1, 128, 256] -> [1, 8, 16, 256].
         let win = TensorShape::new(vec![1, 8, 16, 256]);
         assert_eq!(reshaped(inp(&t, Some(1)), &win), (Some(1), false));
-        // The CNN head: [1, 512, 1, 1] -> [1, 512] has no rows to track.
+        // The CNN head: [1, 512, 1, 1] -> [1, 512] has no rows to track, and VGG's
+        // [1, 512, 7, 7] -> [1, 25088] is one row, as the contract's [1, F].
         let head = TensorShape::nchw(512, 1, 1);
         assert_eq!(
             reshaped(inp(&head, Some(2)), &TensorShape::new(vec![1, 512])),
+            (None, false)
+        );
+        let vgg = TensorShape::nchw(512, 7, 7);
+        assert_eq!(
+            reshaped(inp(&vgg, Some(2)), &TensorShape::new(vec![1, 25088])),
             (None, false)
         );
     }
