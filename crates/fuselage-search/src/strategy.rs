@@ -83,7 +83,9 @@ impl<'b, 'p> Tracker<'b, 'p> {
         Tracker {
             budget,
             best: None,
-            history: Vec::with_capacity(budget.evaluations() as usize),
+            // Grown as evaluations come: a budget is a bound, not a size to allocate (a budget
+            // of 10^10 must not ask for 80 GB up front).
+            history: Vec::with_capacity(budget.evaluations().min(1 << 16) as usize),
         }
     }
 

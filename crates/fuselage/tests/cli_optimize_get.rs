@@ -184,3 +184,26 @@ fn explainer_and_splitter_must_agree() {
     let err = fails(&with(&["--explainer", "shap"]));
     assert!(err.contains("gnne") && err.contains("cost"), "{err}");
 }
+
+#[test]
+fn an_unwritable_output_fails_before_the_search() {
+    let out = fuselage(&[
+        "optimize",
+        "resnet152",
+        "--fusion",
+        "brr",
+        "--buffer",
+        "128KiB",
+        "--search",
+        "nsga2",
+        "--budget",
+        "100000",
+        "--out",
+        "/nonexistent/x.json",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr).trim_end(),
+        "error: cannot write /nonexistent/x.json: the folder /nonexistent does not exist"
+    );
+}

@@ -166,7 +166,31 @@ fn check_buffer(g: &Graph, p: &Problem<'_>, model: &dyn CostModel) -> anyhow::Re
     Ok(())
 }
 
+/// Fails when `path`'s folder does not exist or `path` is a folder.
+fn check_writable(path: &std::path::Path) -> anyhow::Result<()> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => std::path::Path::new("."),
+    };
+    if !dir.is_dir() {
+        bail!(
+            "cannot write {}: the folder {} does not exist",
+            path.display(),
+            dir.display()
+        );
+    }
+    if path.is_dir() {
+        bail!("cannot write {}: it is a folder", path.display());
+    }
+    Ok(())
+}
+
 pub fn run(a: OptimizeCmd) -> anyhow::Result<()> {
+    // Refuse an output path that cannot be written before any work, not after the search.
+    check_writable(&a.out)?;
+    if let Some(dot) = &a.dot {
+        check_writable(dot)?;
+    }
     let g = a.model.load()?;
     let inner = a.cost.model()?;
     let model = Cached::new(inner.as_ref());
