@@ -433,7 +433,12 @@ impl GraphBuilder {
                 },
             })
             .collect();
-        let flow = op.rows(&ins, &shape);
+        let mut flow = op.rows(&ins, &shape);
+        // A shape that contradicts its op (check_shapes reports it) must not leave an axis
+        // outside the tensor.
+        if flow.axis.is_some_and(|a| a >= shape.rank()) {
+            flow.axis = default_row_axis(&shape);
+        }
         self.rows.push(flow);
         let idx = self.dag.add_node(Node {
             name,

@@ -233,10 +233,10 @@ pub enum Op {
         /// Which operand is the data.
         index: GatherIndex,
     },
-    /// Broadcast to `shape`.
+    /// Broadcast to `target` (not `shape`, which a node's JSON already has).
     Expand {
         /// The target shape (broadcast with the input's).
-        shape: Vec<u64>,
+        target: Vec<u64>,
     },
     /// Repeats the input `repeats` times along each axis.
     Tile {
@@ -885,8 +885,8 @@ impl Op {
                 d.extend_from_slice(&data[a + 1..]);
                 TensorShape(d)
             }
-            Op::Expand { shape } => broadcast(x, &TensorShape(shape.clone()))
-                .ok_or_else(|| format!("{x} does not expand to {shape:?}"))?,
+            Op::Expand { target } => broadcast(x, &TensorShape(target.clone()))
+                .ok_or_else(|| format!("{x} does not expand to {target:?}"))?,
             Op::Tile { repeats } => {
                 if repeats.len() != x.rank() {
                     return Err(format!("{} repeats for {x}", repeats.len()));

@@ -220,7 +220,7 @@ impl Op {
         };
         // A layout op that carried the row axis to `axis` (moved or shifted it): one row.
         let moved = |axis: Option<usize>| match axis {
-            Some(o) if x.axis.is_some() && x.rows() == out.0[o] => RowFlow {
+            Some(o) if x.axis.is_some() && out.0.get(o) == Some(&x.rows()) => RowFlow {
                 axis,
                 reads: vec![POINTWISE],
             },
@@ -544,5 +544,24 @@ mod tests {
         let flow = Op::Mul.rows(&[inp(&se, Some(2)), inp(&x, Some(2))], &x);
         assert_eq!(flow.axis, Some(2));
         assert_eq!(flow.reads, vec![RowRead::Whole, POINTWISE]);
+    }
+
+    #[test]
+    fn shapes_that_contradict_their_op_do_not_panic() {
+        // A Transpose whose recorded output lost an axis (a corrupt file): the row rule
+        // answers, and the graph's shape check names the node.
+        let x = TensorShape::new(vec![1, 8, 4, 2]);
+        let t = Op::Transpose {
+            perm: vec![0, 3, 1, 2],
+        };
+        let out = TensorShape::new(vec![1, 2]);
+        let flow = t.rows(&[inp(&x, Some(2))], &out);
+        assert_eq!(flow.reads.len(), 1);
+        let mut b = crate::GraphBuilder::new("bad");
+        let i = b.input("x", x).unwrap();
+        b.node_with("t", t, &[i], out, 0).unwrap();
+        let g = b.finish().unwrap();
+        assert!(g.row_axis(crate::Source::Node(crate::NodeId(0))).is_none());
+        assert!(g.check_shapes().is_err());
     }
 }

@@ -895,7 +895,7 @@ fn map_op(
             Op::Gather { axis: a, index }
         }
         OpKind::Expand => Op::Expand {
-            shape: out.0.clone(),
+            target: out.0.clone(),
         },
         OpKind::Tile => {
             let repeats = ints_input_or_attr(cx, node, facts, 1, "repeats")?

@@ -427,7 +427,7 @@ pub(crate) fn llama(name: &str, c: &LlamaConfig) -> Result<Graph> {
             let u = Op::Unsqueeze { axes: vec![2] };
             let u = n.op(format!("{a}/Unsqueeze{suffix}"), u, &[t])?;
             let e = Op::Expand {
-                shape: vec![1, kv, rep, l, hd],
+                target: vec![1, kv, rep, l, hd],
             };
             let e = n.op(format!("{a}/Expand{suffix}"), e, &[u])?;
             repeated.push(n.reshape(format!("{a}/Reshape_3{suffix}"), e, &[1, h, l, hd])?);

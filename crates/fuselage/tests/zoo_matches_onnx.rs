@@ -112,3 +112,22 @@ fn llama_preset_is_llama_3_2_1b() {
         1_100_048_384 - 32_000 * 2048 + 22 * (4 * l * 64 + 1 + l * l + 2 * 2) + 2
     );
 }
+
+/// Every modern preset round-trips through the graph JSON, row axes included.
+#[test]
+fn modern_presets_round_trip_through_json() {
+    for name in fuselage::zoo::MODERN_NAMES {
+        let g = if fuselage::zoo::is_text(name) {
+            fuselage::zoo::build_seq(name, 32).unwrap()
+        } else {
+            fuselage::zoo::build(name).unwrap()
+        };
+        let back = fuselage::ir::Graph::from_json(&g.to_json()).unwrap();
+        assert_eq!(back.fingerprint(), g.fingerprint(), "{name}");
+        for (id, _) in g.nodes() {
+            let s = fuselage::ir::Source::Node(id);
+            assert_eq!(back.row_axis(s), g.row_axis(s), "{name}");
+        }
+        back.check_shapes().unwrap();
+    }
+}
