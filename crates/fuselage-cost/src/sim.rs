@@ -240,7 +240,13 @@ impl<'a> Sim<'a> {
             let t = p.tensor as usize;
             match p.window {
                 Window::Whole => self.ensure(t, i64::MAX),
-                Window::Rows { k, stride, pad } => self.ensure(t, stride * r_i - pad + k - 1),
+                Window::Rows { k, stride, pad } => self.ensure(
+                    t,
+                    stride
+                        .saturating_mul(r_i)
+                        .saturating_sub(pad)
+                        .saturating_add(k - 1),
+                ),
             }
         }
         let info = v.tensors[c];
@@ -261,7 +267,7 @@ impl<'a> Sim<'a> {
                 Window::Whole if r_i == hc - 1 => (0, h - 1),
                 Window::Whole => continue,
                 Window::Rows { k, stride, pad } => {
-                    let lo = stride * r_i - pad;
+                    let lo = stride.saturating_mul(r_i).saturating_sub(pad);
                     let hi = if r_i == hc - 1 {
                         lo + k - 1
                     } else {

@@ -283,8 +283,11 @@ impl View {
                 let phase = if phased { st.phase } else { 0 };
                 match port.window {
                     Window::Rows { k, stride, pad } => {
-                        let lo = stride * st.hi - pad;
-                        merge(req, false, stride * st.rate, lo, lo + k - 1, phase);
+                        // Saturating: a chain of strides on a one-row tensor (a corrupt or
+                        // absurd graph) must not overflow; real rates stay far below i64.
+                        let lo = stride.saturating_mul(st.hi).saturating_sub(pad);
+                        let hi = lo.saturating_add(k - 1);
+                        merge(req, false, stride.saturating_mul(st.rate), lo, hi, phase);
                     }
                     Window::Whole => merge(req, true, 0, 0, 0, phase),
                 }
@@ -333,7 +336,9 @@ impl View {
             for p in self.port_start[i] as usize..self.port_start[i + 1] as usize {
                 let port = self.ports[p];
                 let want = match port.window {
-                    Window::Rows { k, stride, .. } => (rows - 1) * stride as u64 + k as u64,
+                    Window::Rows { k, stride, .. } => (rows - 1)
+                        .saturating_mul(stride as u64)
+                        .saturating_add(k as u64),
                     Window::Whole => u64::MAX,
                 };
                 let a = &mut self.asks[port.tensor as usize];
@@ -394,7 +399,7 @@ fn finish(req: &Request, h: u64, phased: bool) -> Stream {
             pure: false,
         };
     }
-    let span = (req.hi - req.lo + 1).max(1) as u64;
+    let span = req.hi.saturating_sub(req.lo).saturating_add(1).max(1) as u64;
     Stream {
         resident: span.min(h),
         rate: req.rate,
@@ -445,13 +450,7 @@ mod tests {
             .node("pool", Op::MaxPool(PoolAttrs::square(3, 2, 1, false)), &[x])
             .unwrap();
         let pad = b
-            .node(
-                "pad",
-                Op::Pad {
-                    pads: vec![0, 0, 1, 0, 0, 0, 2, 0],
-                },
-                &[x],
-            )
+            .node("pad", Op::pad(vec![0, 0, 1, 0, 0, 0, 2, 0]), &[x])
             .unwrap();
         let cat_h = b.node("cat_h", Op::concat(2), &[x, x]).unwrap();
         let cat_c = b.node("cat_c", Op::concat(1), &[x, x]).unwrap();

@@ -232,10 +232,7 @@ fn convnext_block_by_hand() {
             &[dw],
         )
         .unwrap();
-    let ln = Op::Normalize {
-        kind: OpKind::LayerNormalization,
-        axis: 3,
-    };
+    let ln = Op::normalize(OpKind::LayerNormalization, 3);
     let ln = b.node("ln", ln, &[cl]).unwrap();
     let fc1 = b
         .node_with("fc1", Op::MatMul, &[ln], t(&[1, 8, 8, 32]), 256)

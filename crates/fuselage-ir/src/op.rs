@@ -133,10 +133,14 @@ pub enum Op {
     MatMul,
     /// Batch normalisation (inference form).
     BatchNormalization,
-    /// Constant padding.
+    /// Padding.
     Pad {
         /// Padding, ONNX order: all begins, then all ends.
         pads: Vec<u64>,
+        /// `reflect` or `edge` mode: a padded row copies a row inside the tensor, not a
+        /// constant (absent from the JSON for constant padding, so CNN fingerprints stay).
+        #[serde(default, skip_serializing_if = "is_false")]
+        mirrored: bool,
     },
     /// Mean over `axes`.
     ReduceMean {
@@ -184,15 +188,19 @@ pub enum Op {
         /// Whether reduced axes stay as size 1.
         keepdims: bool,
     },
-    /// A normalisation of class [`OpClass::Normalize`]: LayerNormalization and
-    /// RMSNormalization normalise over the axes from `axis` on; LogSoftmax and
-    /// LpNormalization over `axis` alone; Instance- and GroupNormalization over the spatial
-    /// axes (`axis` = 2).
+    /// A normalisation of class [`OpClass::Normalize`] over `axis`, or with `trailing` over
+    /// every axis from `axis` on: LayerNormalization and RMSNormalization (trailing),
+    /// InstanceNormalization (trailing from 2), GroupNormalization (trailing from 1: a group
+    /// spans channels), LogSoftmax and LpNormalization (one axis), and Softmax or LogSoftmax
+    /// before opset 13 (trailing: the input is coerced to 2-D at `axis`). Build one with
+    /// [`Op::normalize`].
     Normalize {
         /// Which normalisation.
         kind: OpKind,
         /// The first (or only) normalised axis, non-negative.
         axis: u64,
+        /// Whether every axis from `axis` on is normalised.
+        trailing: bool,
     },
     /// Removes the size-1 `axes`.
     Squeeze {
@@ -247,6 +255,10 @@ pub enum Op {
 
 fn is_zero(v: &u64) -> bool {
     *v == 0
+}
+
+fn is_false(v: &bool) -> bool {
+    !*v
 }
 
 /// Which operand of a [`Op::Gather`] is data.
@@ -499,8 +511,13 @@ fn need_class(kind: OpKind, class: OpClass) -> Result<(), String> {
     }
 }
 
+/// Whether `axes` are strictly increasing (sorted, without repeats).
+fn strictly_sorted(axes: &[u64]) -> bool {
+    axes.windows(2).all(|w| w[0] < w[1])
+}
+
 fn reduced(x: &TensorShape, axes: &[u64], keepdims: bool) -> Result<TensorShape, String> {
-    if axes.iter().any(|&a| a as usize >= x.rank()) {
+    if !strictly_sorted(axes) || axes.iter().any(|&a| a as usize >= x.rank()) {
         return Err(format!("axes {axes:?} out of range for {x}"));
     }
     let mut d = Vec::new();
@@ -541,6 +558,28 @@ fn broadcast(a: &TensorShape, b: &TensorShape) -> Option<TensorShape> {
 }
 
 impl Op {
+    /// A normalisation of `kind` at `axis`, trailing as the kind is (see [`Op::Normalize`]).
+    pub fn normalize(kind: OpKind, axis: u64) -> Op {
+        let (axis, trailing) = match kind {
+            OpKind::GroupNormalization => (1, true),
+            OpKind::InstanceNormalization => (2, true),
+            k => (axis, k.normalizes_trailing_axes()),
+        };
+        Op::Normalize {
+            kind,
+            axis,
+            trailing,
+        }
+    }
+
+    /// Constant padding.
+    pub fn pad(pads: Vec<u64>) -> Op {
+        Op::Pad {
+            pads,
+            mirrored: false,
+        }
+    }
+
     /// Concatenation of data inputs along `axis` (no constant part).
     pub fn concat(axis: u64) -> Op {
         Op::Concat { axis, constant: 0 }
@@ -748,12 +787,16 @@ impl Op {
                 }
                 TensorShape(vec![x.0[0], *out_features])
             }
-            Op::Pad { pads } => {
+            Op::Pad { pads, .. } => {
                 if pads.len() != 2 * x.rank() {
                     return Err(format!("{} pads for a rank-{} input", pads.len(), x.rank()));
                 }
                 let r = x.rank();
-                TensorShape((0..r).map(|i| x.0[i] + pads[i] + pads[i + r]).collect())
+                let dims = (0..r)
+                    .map(|i| x.0[i].checked_add(pads[i])?.checked_add(pads[i + r]))
+                    .collect::<Option<Vec<u64>>>()
+                    .ok_or_else(|| format!("pads {pads:?} overflow {x}"))?;
+                TensorShape(dims)
             }
             Op::ReduceMean { axes, keepdims } => reduced(x, axes, *keepdims)?,
             Op::Transpose { perm } => {
@@ -800,7 +843,7 @@ impl Op {
                 need_class(*kind, OpClass::Reduce)?;
                 reduced(x, axes, *keepdims)?
             }
-            Op::Normalize { kind, axis } => {
+            Op::Normalize { kind, axis, .. } => {
                 need_class(*kind, OpClass::Normalize)?;
                 if *axis as usize >= x.rank() {
                     return Err(format!("axis {axis} out of range for {x}"));
@@ -808,7 +851,7 @@ impl Op {
                 x.clone()
             }
             Op::Squeeze { axes } => {
-                if axes.iter().any(|&a| x.0.get(a as usize) != Some(&1)) {
+                if !strictly_sorted(axes) || axes.iter().any(|&a| x.0.get(a as usize) != Some(&1)) {
                     return Err(format!("cannot squeeze axes {axes:?} of {x}"));
                 }
                 TensorShape(
@@ -820,7 +863,7 @@ impl Op {
             }
             Op::Unsqueeze { axes } => {
                 let rank = x.rank() + axes.len();
-                if axes.iter().any(|&a| a as usize >= rank) {
+                if !strictly_sorted(axes) || axes.iter().any(|&a| a as usize >= rank) {
                     return Err(format!("cannot unsqueeze {x} at {axes:?}"));
                 }
                 let mut rest = x.0.iter();
@@ -858,6 +901,11 @@ impl Op {
                 if starts.len() != n || ends.len() != n || steps.len() != n {
                     return Err("slice attributes of different lengths".into());
                 }
+                let mut seen = axes.clone();
+                seen.sort_unstable();
+                if !strictly_sorted(&seen) {
+                    return Err(format!("slice axes {axes:?} repeat"));
+                }
                 let mut d = x.0.clone();
                 for i in 0..n {
                     let a = axes[i] as usize;
@@ -891,7 +939,11 @@ impl Op {
                 if repeats.len() != x.rank() {
                     return Err(format!("{} repeats for {x}", repeats.len()));
                 }
-                TensorShape(x.0.iter().zip(repeats).map(|(d, r)| d * r).collect())
+                let dims = x.0.iter().zip(repeats).map(|(d, r)| d.checked_mul(*r));
+                TensorShape(
+                    dims.collect::<Option<Vec<u64>>>()
+                        .ok_or_else(|| format!("repeats {repeats:?} overflow {x}"))?,
+                )
             }
         };
         Ok(Some(shape))
@@ -910,6 +962,7 @@ impl Op {
             Op::Normalize {
                 kind: OpKind::LayerNormalization,
                 axis,
+                ..
             } => {
                 2 * input.0[(*axis as usize).min(input.rank())..]
                     .iter()

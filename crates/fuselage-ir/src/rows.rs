@@ -116,7 +116,9 @@ fn reshaped(input: RowInput<'_>, out: &TensorShape) -> (Option<usize>, bool) {
     if len <= 1 {
         return (default_row_axis(out), false);
     }
-    let before: u64 = input.shape.0[..a].iter().product();
+    let before = input.shape.0[..a]
+        .iter()
+        .fold(1u64, |p, &d| p.saturating_mul(d));
     let mut prefix = 1u64;
     let mut first_split = None;
     for (i, &d) in out.0.iter().enumerate() {
@@ -181,7 +183,7 @@ fn after_removal(a: usize, axes: &[u64]) -> Option<usize> {
     if axes.contains(&(a as u64)) {
         None
     } else {
-        Some(a - axes.iter().filter(|&&x| (x as usize) < a).count())
+        Some(a.saturating_sub(axes.iter().filter(|&&x| (x as usize) < a).count()))
     }
 }
 
@@ -270,9 +272,7 @@ impl Op {
             | Op::Div
             | Op::Elementwise { .. } => keep(elementwise_axis(ins, out)),
             Op::Softmax { axis } => self.normalised(x, *axis as usize, false),
-            Op::Normalize { kind, axis } => {
-                self.normalised(x, *axis as usize, kind.normalizes_trailing_axes())
-            }
+            Op::Normalize { axis, trailing, .. } => self.normalised(x, *axis as usize, *trailing),
             Op::ReduceMean { axes, keepdims } | Op::Reduce { axes, keepdims, .. } => match x.axis {
                 Some(a) if axes.contains(&(a as u64)) => {
                     whole(if *keepdims { Some(a) } else { None }.or(default_row_axis(out)))
@@ -351,17 +351,21 @@ impl Op {
                     .and_then(|a| aligned(a, x.shape.rank(), out.rank()))
                     .or_else(|| default_row_axis(out));
                 let mut flow = keep(o);
-                if let (Op::Pad { pads }, Some(a)) = (self, x.axis) {
+                if let (Op::Pad { pads, mirrored }, Some(a)) = (self, x.axis) {
                     let r = x.shape.rank();
                     if pads.len() == 2 * r {
                         let (top, bottom) = (pads[a], pads[a + r]);
-                        if top + bottom > 0
-                            && o.is_some_and(|o| out.0[o] == x.shape.0[a] + top + bottom)
-                        {
+                        let grown = x.shape.0[a].saturating_add(top).saturating_add(bottom);
+                        if top.saturating_add(bottom) > 0 && o.is_some_and(|o| out.0[o] == grown) {
+                            // A mirrored pad row at position p = r − top (p < 0) copies row
+                            // −p (reflect) or 0 (edge), and one below the bottom copies a row as
+                            // far inside: a window reaching 2·max(top, bottom) rows both ways
+                            // covers every copy (safe, wider than the interior needs).
+                            let reach = if *mirrored { 2 * top.max(bottom) } else { 0 };
                             flow.reads[0] = RowRead::Window {
-                                k: 1,
+                                k: 2 * reach + 1,
                                 stride: 1,
-                                pad: top as i64,
+                                pad: top.saturating_add(reach) as i64,
                             };
                         }
                     }
@@ -505,11 +509,25 @@ mod tests {
         assert_eq!(soft.reads, vec![RowRead::Whole]);
         // LayerNormalization over the channels of a channels-last ConvNeXt tensor.
         let cl = TensorShape::new(vec![1, 56, 56, 40]);
-        let ln = Op::Normalize {
-            kind: OpKind::LayerNormalization,
-            axis: 3,
-        };
+        let ln = Op::normalize(OpKind::LayerNormalization, 3);
         assert_eq!(ln.rows(&[inp(&cl, Some(1))], &cl).reads, vec![POINTWISE]);
+        // GroupNormalization on [N, C, L] rows along C: a group spans channels, read whole.
+        let seq = TensorShape::new(vec![1, 64, 100]);
+        let gn = Op::normalize(OpKind::GroupNormalization, 2);
+        assert_eq!(
+            gn.rows(&[inp(&seq, Some(1))], &seq).reads,
+            vec![RowRead::Whole]
+        );
+        // Softmax over axis 1 of a rank-4 tensor before opset 13 covers every later axis.
+        let coerced = Op::Normalize {
+            kind: OpKind::Softmax,
+            axis: 1,
+            trailing: true,
+        };
+        assert_eq!(
+            coerced.rows(&[inp(&s, Some(2))], &s).reads,
+            vec![RowRead::Whole]
+        );
     }
 
     #[test]
@@ -538,6 +556,22 @@ mod tests {
         };
         let out = TensorShape::new(vec![1, 197, 64]);
         assert_eq!(c.rows(&[inp(&t, Some(1))], &out).reads, vec![POINTWISE]);
+        // A reflect pad of 2 rows on top, 1 below: output row 0 copies input row 2, so the
+        // window reaches 4 rows both ways.
+        let x = TensorShape::nchw(4, 8, 8);
+        let pad = Op::Pad {
+            pads: vec![0, 0, 2, 0, 0, 0, 1, 0],
+            mirrored: true,
+        };
+        let out = TensorShape::nchw(4, 11, 8);
+        assert_eq!(
+            pad.rows(&[inp(&x, Some(2))], &out).reads,
+            vec![RowRead::Window {
+                k: 9,
+                stride: 1,
+                pad: 6
+            }]
+        );
         // The SE scale broadcast over H is read whole.
         let x = TensorShape::nchw(8, 16, 16);
         let se = TensorShape::nchw(8, 1, 1);

@@ -58,6 +58,8 @@ pub fn import_bytes(bytes: &[u8], origin: impl AsRef<Path>) -> Result<Graph> {
 
 struct Ctx<'a> {
     path: &'a Path,
+    /// The default domain's opset version (0 until the model is decoded).
+    opset: i64,
 }
 
 impl Ctx<'_> {
@@ -143,13 +145,18 @@ impl Importer {
     /// See [`OnnxError`].
     pub fn import_bytes(&self, bytes: &[u8], origin: impl AsRef<Path>) -> Result<Graph> {
         let path = origin.as_ref();
-        let cx = Ctx { path };
         let proto = tract_onnx::onnx()
             .proto_model_for_read(&mut &bytes[..])
             .map_err(|e| OnnxError::NotOnnx {
                 path: path.to_path_buf(),
                 reason: format!("{e:#}"),
             })?;
+        let opset = proto
+            .opset_import
+            .iter()
+            .find(|o| o.domain.is_empty() || o.domain == "ai.onnx")
+            .map_or(0, |o| o.version);
+        let cx = Ctx { path, opset };
         let name = path
             .file_stem()
             .map(|s| s.to_string_lossy().into_owned())
@@ -801,6 +808,9 @@ fn map_op(
             axis: axis(cx, node, attr_int(node, "axis").unwrap_or(1), x.rank())?,
         },
         OpKind::Gemm => {
+            if data_ports != [0] {
+                return Err(cx.bad(node, "only a data A operand is supported (A·B + C)"));
+            }
             if out.rank() != 2 {
                 return Err(cx.bad(node, format!("output {out} is not 2-D")));
             }
@@ -829,8 +839,14 @@ fn map_op(
             if node.input.get(3).is_some_and(|a| !a.is_empty()) {
                 return Err(cx.bad(node, "Pad with an `axes` input is not supported"));
             }
+            let mirrored = match attr_str(node, "mode").as_deref() {
+                None | Some("constant") => false,
+                Some("reflect" | "edge") => true,
+                Some(other) => return Err(cx.bad(node, format!("unknown pad mode `{other}`"))),
+            };
             Op::Pad {
                 pads: pads.iter().map(|&p| p as u64).collect(),
+                mirrored,
             }
         }
         OpKind::ReduceMean => Op::ReduceMean {
@@ -844,18 +860,33 @@ fn map_op(
         },
         k if k.class() == OpClass::Unary => Op::Unary { kind: k },
         k if k.class() == OpClass::Elementwise => Op::Elementwise { kind: k },
-        OpKind::LayerNormalization
-        | OpKind::RMSNormalization
-        | OpKind::LogSoftmax
-        | OpKind::LpNormalization => Op::Normalize {
-            kind,
-            axis: axis(cx, node, attr_int(node, "axis").unwrap_or(-1), x.rank())?,
-        },
+        OpKind::LayerNormalization | OpKind::RMSNormalization | OpKind::LpNormalization => {
+            let a = axis(cx, node, attr_int(node, "axis").unwrap_or(-1), x.rank())?;
+            Op::normalize(kind, a)
+        }
+        // Before opset 13, Softmax and LogSoftmax coerce the input to 2-D at `axis` (default
+        // 1) and normalise every axis from it on.
+        OpKind::Softmax | OpKind::LogSoftmax if cx.opset < 13 => {
+            let a = axis(cx, node, attr_int(node, "axis").unwrap_or(1), x.rank())?;
+            if a as usize + 1 >= x.rank() && kind == OpKind::Softmax {
+                Op::Softmax { axis: a }
+            } else {
+                Op::Normalize {
+                    kind,
+                    axis: a,
+                    trailing: true,
+                }
+            }
+        }
+        OpKind::LogSoftmax => {
+            let a = axis(cx, node, attr_int(node, "axis").unwrap_or(-1), x.rank())?;
+            Op::normalize(kind, a)
+        }
         OpKind::InstanceNormalization | OpKind::GroupNormalization => {
             if x.rank() < 3 {
                 return Err(cx.bad(node, format!("needs a spatial input, got {x}")));
             }
-            Op::Normalize { kind, axis: 2 }
+            Op::normalize(kind, 2)
         }
         OpKind::Squeeze => {
             let axes = match ints_input_or_attr(cx, node, facts, 1, "axes")? {
@@ -1009,12 +1040,17 @@ fn slice_op(cx: &Ctx<'_>, node: &pb::NodeProto, facts: &Facts, x: &TensorShape) 
                 format!("step {} is not supported (only positive steps)", steps[i]),
             ));
         }
+        if a_out.contains(&a) {
+            return Err(cx.bad(node, format!("axis {} is sliced twice", axes[i])));
+        }
         let clamp = |v: i64| if v < 0 { v.saturating_add(dim) } else { v }.clamp(0, dim) as u64;
         let (s, e) = (clamp(starts[i]), clamp(ends[i]));
         a_out.push(a);
         s_out.push(s);
         e_out.push(e.max(s));
-        st_out.push(steps[i] as u64);
+        // A step past the slice takes its first entry only: the same slice, with no huge
+        // stride for the row windows to multiply.
+        st_out.push((steps[i] as u64).min((e.max(s) - s).max(1)));
     }
     Ok(Op::Slice {
         axes: a_out,

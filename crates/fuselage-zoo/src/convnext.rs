@@ -43,10 +43,7 @@ impl Cx {
             },
             &[x],
         )?;
-        let ln = Op::Normalize {
-            kind: OpKind::LayerNormalization,
-            axis: 3,
-        };
+        let ln = Op::normalize(OpKind::LayerNormalization, 3);
         let ln = self.op(format!("{s}/LayerNormalization"), ln, &[t])?;
         self.op(
             format!("{s}/Transpose_1"),

@@ -125,10 +125,7 @@ impl Tx {
 
     fn layer_norm(&mut self, scope: &str, x: Source) -> Result<Source> {
         let axis = self.b.shape(x).rank() as u64 - 1;
-        let op = Op::Normalize {
-            kind: OpKind::LayerNormalization,
-            axis,
-        };
+        let op = Op::normalize(OpKind::LayerNormalization, axis);
         self.op(format!("{scope}/LayerNormalization"), op, &[x])
     }
 

@@ -72,13 +72,7 @@ pub fn random_dag(h: u64, steps: &[(u8, u32, u32)]) -> Graph {
                 b.node(&name, Op::concat(1), &[l, r])
             }
             8 => b.node(&name, conv(3, 1, 2, 4), &[a]),
-            _ => b.node(
-                &name,
-                Op::Pad {
-                    pads: vec![0, 0, 1, 0, 0, 0, 2, 0],
-                },
-                &[a],
-            ),
+            _ => b.node(&name, Op::pad(vec![0, 0, 1, 0, 0, 0, 2, 0]), &[a]),
         };
         let t = match made {
             Ok(t) => t,

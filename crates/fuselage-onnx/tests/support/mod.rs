@@ -123,11 +123,16 @@ impl Model {
 
     /// The encoded model, opset 17.
     pub fn encode(self) -> Vec<u8> {
+        self.encode_opset(17)
+    }
+
+    /// The encoded model at opset `version`.
+    pub fn encode_opset(self, version: i64) -> Vec<u8> {
         pb::ModelProto {
             ir_version: 8,
             opset_import: vec![pb::OperatorSetIdProto {
                 domain: String::new(),
-                version: 17,
+                version,
             }],
             graph: Some(self.graph),
             ..Default::default()
