@@ -26,10 +26,13 @@ impl CostConfig {
     /// A buffer of `buffer_bytes` bytes, with 1-byte elements.
     ///
     /// # Errors
-    /// [`CostError::ZeroBuffer`] for 0.
+    /// [`CostError::ZeroBuffer`] for 0, [`CostError::BufferTooLarge`] past 1 TiB.
     pub fn new(buffer_bytes: u64) -> Result<Self> {
         if buffer_bytes == 0 {
             return Err(CostError::ZeroBuffer);
+        }
+        if buffer_bytes > 1 << 40 {
+            return Err(CostError::BufferTooLarge(buffer_bytes));
         }
         Ok(CostConfig {
             buffer_bytes,
@@ -40,7 +43,7 @@ impl CostConfig {
     /// A buffer of `kib` KiB (1 KiB = 1,024 bytes), with 1-byte elements.
     ///
     /// # Errors
-    /// [`CostError::ZeroBuffer`] for 0.
+    /// [`CostError::ZeroBuffer`] for 0, [`CostError::BufferTooLarge`] past 1 TiB.
     pub fn kib(kib: u64) -> Result<Self> {
         CostConfig::new(kib.saturating_mul(1024))
     }
@@ -48,10 +51,14 @@ impl CostConfig {
     /// The same buffer with `b`-byte elements.
     ///
     /// # Errors
-    /// [`CostError::ZeroElementBytes`] for 0.
+    /// [`CostError::ZeroElementBytes`] for 0, [`CostError::ElementBytesTooLarge`] past 16
+    /// (complex128, the widest ONNX type).
     pub fn with_element_bytes(self, b: u64) -> Result<Self> {
         if b == 0 {
             return Err(CostError::ZeroElementBytes);
+        }
+        if b > 16 {
+            return Err(CostError::ElementBytesTooLarge(b));
         }
         Ok(CostConfig {
             element_bytes: b,

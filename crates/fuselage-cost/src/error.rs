@@ -14,6 +14,12 @@ pub enum CostError {
     /// An element size of 0 bytes.
     #[error("the element size must be at least one byte (b = 0 given)")]
     ZeroElementBytes,
+    /// A buffer larger than any accelerator's (over 1 TiB).
+    #[error("the on-chip buffer must be at most 1 TiB (β = {0} bytes given)")]
+    BufferTooLarge(u64),
+    /// An element size larger than any ONNX type's (over 16 bytes).
+    #[error("the element size must be 1 to 16 bytes (b = {0} given)")]
+    ElementBytesTooLarge(u64),
     /// A node name that is not in the graph.
     #[error("unknown node `{node}` in group {group} of the plan for `{model}`")]
     UnknownNode {
@@ -23,6 +29,14 @@ pub enum CostError {
         group: usize,
         /// The graph the plan was read against.
         model: String,
+    },
+    /// A node listed twice in one group of a plan file.
+    #[error("node `{node}` is listed twice in group {group} of the plan")]
+    RepeatedNode {
+        /// The name.
+        node: String,
+        /// The index of the plan group.
+        group: usize,
     },
     /// A node set sized for another graph.
     #[error("the group is sized for a graph of {found} nodes, but `{model}` has {expected}")]

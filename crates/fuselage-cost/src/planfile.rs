@@ -145,7 +145,8 @@ impl PlanFile {
     /// [`evaluate_plan`], which is.
     ///
     /// # Errors
-    /// [`CostError::UnknownNode`] for a name not in `g`.
+    /// [`CostError::UnknownNode`] for a name not in `g`; [`CostError::RepeatedNode`] for a
+    /// name listed twice in one group.
     pub fn to_plan(&self, g: &Graph) -> Result<Plan> {
         let mut groups = Vec::with_capacity(self.groups.len());
         for (gi, entry) in self.groups.iter().enumerate() {
@@ -156,7 +157,12 @@ impl PlanFile {
                     group: gi,
                     model: g.name().to_string(),
                 })?;
-                set.insert(id);
+                if !set.insert(id) {
+                    return Err(CostError::RepeatedNode {
+                        node: name.clone(),
+                        group: gi,
+                    });
+                }
             }
             groups.push(set);
         }

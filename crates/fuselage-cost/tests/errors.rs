@@ -33,6 +33,17 @@ fn zero_buffer_and_zero_element_size() {
         .unwrap_err();
     assert_eq!(err, CostError::ZeroElementBytes);
     assert!(CostError::ZeroBuffer.to_string().contains("β = 0"));
+    assert_eq!(
+        CostConfig::new((1 << 40) + 1),
+        Err(CostError::BufferTooLarge((1 << 40) + 1))
+    );
+    assert!(CostConfig::new(1 << 40).is_ok());
+    let c = CostConfig::kib(256).unwrap();
+    assert_eq!(
+        c.with_element_bytes(17),
+        Err(CostError::ElementBytesTooLarge(17))
+    );
+    assert!(c.with_element_bytes(16).is_ok());
 }
 
 #[test]

@@ -20,6 +20,20 @@ pub enum IrError {
     /// A name that is not in the graph.
     #[error("unknown node `{0}`")]
     UnknownNode(String),
+    /// A node named twice in one group.
+    #[error("node `{0}` is named twice in one group")]
+    RepeatedNode(String),
+    /// A tensor or a weight count too large for any accelerator (more than 2^48 elements), or
+    /// one whose size overflows.
+    #[error("node `{node}`: {what} of {size} is absurd (at most 2^48 elements)")]
+    AbsurdSize {
+        /// The node or input.
+        node: String,
+        /// What is too large (`shape [..]`, `weights`).
+        what: String,
+        /// The size, as given.
+        size: String,
+    },
     /// A node's inputs do not fit its op.
     #[error("node `{node}` ({op}): {reason}")]
     BadNode {

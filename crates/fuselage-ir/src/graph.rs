@@ -300,6 +300,30 @@ impl Graph {
     }
 }
 
+/// The most elements a tensor, or a node's weights, may have: 2^48 (281 T), so that every
+/// byte count at up to 16 bytes per element, and every sum of them, fits in `u64`.
+pub const MAX_ELEMENTS: u64 = 1 << 48;
+
+/// Refuses a shape or weight count past [`MAX_ELEMENTS`] (a corrupt file, an absurd
+/// resolution).
+fn check_size(name: &str, shape: &TensorShape, weights: u64) -> Result<()> {
+    if shape.checked_elements().is_none_or(|e| e > MAX_ELEMENTS) {
+        return Err(IrError::AbsurdSize {
+            node: name.to_string(),
+            what: "shape".into(),
+            size: shape.to_string(),
+        });
+    }
+    if weights > MAX_ELEMENTS {
+        return Err(IrError::AbsurdSize {
+            node: name.to_string(),
+            what: "weights".into(),
+            size: weights.to_string(),
+        });
+    }
+    Ok(())
+}
+
 fn bad_node(n: &Node, reason: String) -> IrError {
     IrError::BadNode {
         node: n.name.clone(),
@@ -348,6 +372,7 @@ impl GraphBuilder {
     /// [`IrError::DuplicateName`].
     pub fn input(&mut self, name: impl Into<String>, shape: TensorShape) -> Result<Source> {
         let name = name.into();
+        check_size(&name, &shape, 0)?;
         let s = Source::Input(InputId(self.inputs.len() as u32));
         self.claim(&name, s)?;
         self.inputs.push(GraphInput { name, shape });
@@ -413,6 +438,7 @@ impl GraphBuilder {
         weights: u64,
     ) -> Result<Source> {
         let name = name.into();
+        check_size(&name, &shape, weights)?;
         let (lo, hi) = op.arity();
         if inputs.len() < lo || inputs.len() > hi {
             return Err(IrError::BadNode {
@@ -586,6 +612,23 @@ pub(crate) mod tests {
             b.node("m", Op::MatMul, &[x]),
             Err(IrError::BadNode { .. })
         ));
+    }
+
+    #[test]
+    fn absurd_sizes_are_refused_by_name() {
+        let mut b = GraphBuilder::new("absurd");
+        let err = b
+            .input("x", TensorShape::nchw(1 << 20, 1 << 20, 1 << 20))
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "node `x`: shape of [1, 1048576, 1048576, 1048576] is absurd (at most 2^48 elements)"
+        );
+        let x = b.input("y", TensorShape::nchw(8, 16, 16)).unwrap();
+        let err = b
+            .node_with("r", Op::Relu, &[x], TensorShape::nchw(8, 16, 16), u64::MAX)
+            .unwrap_err();
+        assert!(matches!(err, IrError::AbsurdSize { ref what, .. } if what == "weights"));
     }
 
     #[test]

@@ -36,7 +36,7 @@ pub mod sample;
 mod shape;
 
 pub use error::{IrError, Result};
-pub use graph::{Graph, GraphBuilder, GraphInput, Node};
+pub use graph::{Graph, GraphBuilder, GraphInput, MAX_ELEMENTS, Node};
 pub use id::{InputId, NodeId, Source};
 pub use nodeset::NodeSet;
 pub use op::{ConvAttrs, GatherIndex, Op, OpClass, OpKind, PoolAttrs};

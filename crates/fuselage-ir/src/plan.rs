@@ -70,11 +70,14 @@ impl Graph {
     /// The set of the nodes called `names`.
     ///
     /// # Errors
-    /// [`IrError::UnknownNode`] for the first name not in the graph.
+    /// [`IrError::UnknownNode`] for the first name not in the graph;
+    /// [`IrError::RepeatedNode`] for a name given twice.
     pub fn set_of<S: AsRef<str>>(&self, names: &[S]) -> Result<NodeSet> {
         let mut s = NodeSet::new(self.len());
         for name in names {
-            s.insert(self.require(name.as_ref())?);
+            if !s.insert(self.require(name.as_ref())?) {
+                return Err(IrError::RepeatedNode(name.as_ref().to_string()));
+            }
         }
         Ok(s)
     }

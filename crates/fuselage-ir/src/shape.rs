@@ -34,6 +34,11 @@ impl TensorShape {
         self.0.iter().product()
     }
 
+    /// Number of elements, or `None` when the product overflows `u64`.
+    pub fn checked_elements(&self) -> Option<u64> {
+        self.0.iter().try_fold(1u64, |p, &d| p.checked_mul(d))
+    }
+
     /// Channels, as the cost contract reads them: `C` of NCHW, `D` of `[1, L, D]`, `F` of
     /// `[1, F]`; for other ranks, the product of everything but batch, height and width.
     pub fn c(&self) -> u64 {

@@ -15,6 +15,22 @@ pub enum OnnxError {
         /// The I/O error.
         error: std::io::Error,
     },
+    /// The path is not a regular file (a folder, a device such as `/dev/zero`, a FIFO).
+    #[error("{}: not a regular file", .path.display())]
+    NotAFile {
+        /// The path.
+        path: PathBuf,
+    },
+    /// The file is larger than the importer's cap.
+    #[error("{}: the file has {bytes} bytes, over the cap of {max} (Importer::with_max_file_bytes raises it)", .path.display())]
+    TooLarge {
+        /// The file.
+        path: PathBuf,
+        /// Its size.
+        bytes: u64,
+        /// The cap.
+        max: u64,
+    },
     /// The bytes are not an ONNX protobuf (or are truncated inside a message).
     #[error("{}: not an ONNX model (protobuf decoding failed: {reason})", .path.display())]
     NotOnnx {

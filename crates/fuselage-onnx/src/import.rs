@@ -34,10 +34,25 @@ use tract_onnx::tract_hir::infer::Factoid;
 /// Ops that vanish at import: their output is their first input.
 const VANISHING: [&str; 2] = ["Identity", "Dropout"];
 
+/// The largest file [`Importer::import`] reads by default: 2 GiB, the most a protobuf message
+/// (and so an ONNX file without external data) can hold. [`Importer::with_max_file_bytes`]
+/// changes it.
+pub const MAX_FILE_BYTES: u64 = 2 << 30;
+
 /// Import options.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct Importer {
     input_shapes: HashMap<String, Vec<u64>>,
+    max_file_bytes: u64,
+}
+
+impl Default for Importer {
+    fn default() -> Self {
+        Importer {
+            input_shapes: HashMap::new(),
+            max_file_bytes: MAX_FILE_BYTES,
+        }
+    }
 }
 
 /// Imports the ONNX file at `path` with default options.
@@ -119,6 +134,12 @@ impl Importer {
         Self::default()
     }
 
+    /// Refuses files larger than `bytes` (default [`MAX_FILE_BYTES`]).
+    pub fn with_max_file_bytes(mut self, bytes: u64) -> Self {
+        self.max_file_bytes = bytes;
+        self
+    }
+
     /// Fixes the shape of graph input `name` (for files with a symbolic batch or resolution).
     pub fn with_input_shape(mut self, name: impl Into<String>, dims: Vec<u64>) -> Self {
         self.input_shapes.insert(name.into(), dims);
@@ -131,10 +152,26 @@ impl Importer {
     /// See [`OnnxError`].
     pub fn import(&self, path: impl AsRef<Path>) -> Result<Graph> {
         let path = path.as_ref();
-        let bytes = std::fs::read(path).map_err(|error| OnnxError::Io {
+        let io = |error| OnnxError::Io {
             path: path.to_path_buf(),
             error,
-        })?;
+        };
+        // Only regular files, and not past the cap: /dev/zero or a FIFO would be read without
+        // bound.
+        let meta = std::fs::metadata(path).map_err(io)?;
+        if !meta.is_file() {
+            return Err(OnnxError::NotAFile {
+                path: path.to_path_buf(),
+            });
+        }
+        if meta.len() > self.max_file_bytes {
+            return Err(OnnxError::TooLarge {
+                path: path.to_path_buf(),
+                bytes: meta.len(),
+                max: self.max_file_bytes,
+            });
+        }
+        let bytes = std::fs::read(path).map_err(io)?;
         self.import_bytes(&bytes, path)
     }
 

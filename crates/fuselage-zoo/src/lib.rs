@@ -222,10 +222,10 @@ pub fn is_text(name: &str) -> bool {
 /// [`ZooError::UnknownModel`] for a name that is not a text preset; [`ZooError::BadConfig`]
 /// for 0 tokens.
 pub fn build_seq(name: &str, seq: u64) -> Result<Graph> {
-    if seq == 0 && is_text(name) {
+    if (seq == 0 || seq > MAX_SEQ) && is_text(name) {
         return Err(ZooError::BadConfig {
             name: name.to_string(),
-            reason: "a sequence needs at least one token".into(),
+            reason: format!("a sequence takes 1 to {MAX_SEQ} tokens, not {seq}"),
         });
     }
     if let Some(mut c) = llama_config(name) {
@@ -267,7 +267,14 @@ pub fn build_vit(name: &str, c: &VitConfig) -> Result<Graph> {
 }
 
 /// The smallest input side the zoo accepts (every network downsamples by 32 at most).
-const MIN_RESOLUTION: u64 = 32;
+pub const MIN_RESOLUTION: u64 = 32;
+
+/// The largest input side the zoo accepts (a 16,384-pixel side is past any accelerator's
+/// workload; beyond it tensor sizes head for overflow).
+pub const MAX_RESOLUTION: u64 = 16_384;
+
+/// The longest sequence the zoo's text models accept (2^20 tokens).
+pub const MAX_SEQ: u64 = 1 << 20;
 
 /// The input side (height = width) a network is built at by [`build`]: 300 for
 /// `efficientnet_b3`, 512 for `deeplabv3_mobilenet_v3_large`, 224 for the rest; `None` for a
@@ -307,6 +314,13 @@ pub fn build(name: &str) -> Result<Graph> {
 /// side under 32, or one the export cannot take (VGG's `AdaptiveAvgPool2d((7, 7))` exports
 /// only when the feature map is a multiple of 7).
 pub fn build_at(name: &str, resolution: u64) -> Result<Graph> {
+    if resolution > MAX_RESOLUTION && !is_text(name) {
+        return Err(ZooError::BadResolution {
+            name: name.to_string(),
+            resolution,
+            reason: format!("the side must be at most {MAX_RESOLUTION}"),
+        });
+    }
     if let Some(mut c) = vit_config(name) {
         c.image = resolution;
         return build_vit(name, &c);
@@ -397,6 +411,14 @@ mod tests {
         assert!(matches!(
             build_seq("gpt2", 0),
             Err(ZooError::BadConfig { .. })
+        ));
+        assert!(matches!(
+            build_seq("gpt2", MAX_SEQ + 1),
+            Err(ZooError::BadConfig { .. })
+        ));
+        assert!(matches!(
+            build_at("resnet18", MAX_RESOLUTION + 32),
+            Err(ZooError::BadResolution { .. })
         ));
         assert!(matches!(
             build_seq("resnet18", 8),

@@ -298,7 +298,10 @@ fn bad_input_is_a_clear_error() {
         "--out",
         "/dev/null",
     ]);
-    assert!(err.contains("budget 0"), "{err}");
+    assert!(
+        err.contains("'0' for '--budget <N>': 0 is not in 1..="),
+        "{err}"
+    );
     let err = fails(&[
         "optimize",
         "resnet18",

@@ -29,7 +29,7 @@ pub struct ExplainCmd {
     #[arg(long, value_enum)]
     explainer: ExplainerKind,
     /// Seed of the explainer's random choices.
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, allow_hyphen_values = true, default_value_t = 0)]
     seed: u64,
     /// Also write the group as Graphviz DOT, edges weighted by importance.
     #[arg(long, value_name = "FILE")]

@@ -22,7 +22,7 @@ fn kind(f: Fusion) -> CostKind {
 #[derive(Debug, Args)]
 pub struct DatasetCmd {
     /// Seed of the random searches that collect the groups.
-    #[arg(long, default_value = "0")]
+    #[arg(long, allow_hyphen_values = true, default_value = "0")]
     seed: u64,
     /// Fraction of the paper's group counts per network (1 = about 10,800 groups).
     #[arg(long, default_value = "1.0")]
@@ -65,7 +65,7 @@ pub struct TrainCmd {
     #[arg(long, default_value = "50")]
     epochs: usize,
     /// Seed of the split, the initialisation and the batch order.
-    #[arg(long, default_value = "0")]
+    #[arg(long, allow_hyphen_values = true, default_value = "0")]
     seed: u64,
     /// Folder for the checkpoint (`<fusion>.bpk`, `<fusion>.json`) and the learning curve
     /// (`<fusion>_curve.csv`, `<fusion>_curve.svg`).

@@ -13,11 +13,12 @@ pub struct InspectArgs {
     /// A zoo network (vgg16, resnet18, ..., vit_tiny_patch16_224, bert_l4_h256, gpt2) or the
     /// path of an .onnx file.
     model: String,
-    /// Square input resolution for a zoo network (default: the network's own).
-    #[arg(long)]
+    /// Square input resolution for a zoo network, 32 to 16384 (default: the network's own).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(32..=16_384))]
     resolution: Option<u64>,
-    /// Tokens for a zoo text transformer (bert_*, gpt2*, *llama*; default: the preset's own).
-    #[arg(long, value_name = "TOKENS")]
+    /// Tokens for a zoo text transformer (bert_*, gpt2*, *llama*), 1 to 1048576 (default: the
+    /// preset's own).
+    #[arg(long, value_name = "TOKENS", value_parser = clap::value_parser!(u64).range(1..=1_048_576))]
     seq: Option<u64>,
     /// Print one JSON object instead of a table.
     #[arg(long)]

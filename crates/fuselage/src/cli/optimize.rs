@@ -52,11 +52,16 @@ pub struct OptimizeCmd {
     /// Search strategy.
     #[arg(long, value_enum)]
     search: Search,
-    /// Plan evaluations the search may make (`optimal` is exact and needs none).
-    #[arg(long, value_name = "N", default_value = "2000")]
+    /// Plan evaluations the search may make, 1 to 10^12 (`optimal` is exact and needs none).
+    #[arg(long, value_name = "N", default_value = "2000", value_parser = clap::value_parser!(u64).range(1..=1_000_000_000_000))]
     budget: u64,
     /// Seed of every random choice.
-    #[arg(long, value_name = "S", default_value = "0")]
+    #[arg(
+        long,
+        value_name = "S",
+        allow_hyphen_values = true,
+        default_value = "0"
+    )]
     seed: u64,
     /// How invalid groups are repaired [default: random, or get when --explainer is given].
     #[arg(long, value_enum)]
@@ -67,7 +72,12 @@ pub struct OptimizeCmd {
     explainer: Option<ExplainerKind>,
     /// Seed of the explainer (per group, mixed with the group's nodes), kept apart from --seed
     /// so that runs with different search seeds get the same explanations.
-    #[arg(long, value_name = "S", default_value = "0")]
+    #[arg(
+        long,
+        value_name = "S",
+        allow_hyphen_values = true,
+        default_value = "0"
+    )]
     explainer_seed: u64,
     /// How many both-parts-invalid candidates (category 3) the `get` splitter explores.
     #[arg(long, value_name = "N", default_value = "2")]

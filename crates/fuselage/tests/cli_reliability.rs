@@ -1,0 +1,129 @@
+//! Hostile inputs of the reliability issue, case by case: each gets exit code 1 and one line
+//! naming the file, option or node, never a panic, an abort, a runaway or a wrong answer.
+
+use std::process::{Command, Output};
+
+fn fuselage(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_fuselage"))
+        .args(args)
+        .output()
+        .expect("the binary runs")
+}
+
+/// Runs `args`, expects exit code 1, and returns the first line of stderr.
+fn fails(args: &[&str]) -> String {
+    let out = fuselage(args);
+    assert_eq!(out.status.code(), Some(1), "{args:?}");
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    err.lines().next().unwrap_or_default().to_string()
+}
+
+const COST: [&str; 6] = ["cost", "resnet18", "--fusion", "lbdf", "--buffer", "128KiB"];
+
+fn with<'a>(base: &[&'a str], extra: &[&'a str]) -> Vec<&'a str> {
+    base.iter().chain(extra).copied().collect()
+}
+
+#[test]
+fn devices_and_folders_are_not_read() {
+    // /dev/zero used to be read without bound (23.6 GB after 58 s).
+    assert_eq!(
+        fails(&["inspect", "/dev/zero"]),
+        "error: /dev/zero: not a regular file"
+    );
+    let dir = std::env::temp_dir();
+    let dir = dir.to_str().unwrap();
+    assert_eq!(
+        fails(&["inspect", dir]),
+        format!("error: {dir}: not a regular file")
+    );
+}
+
+#[test]
+fn physical_options_are_range_checked_at_parse_time() {
+    assert_eq!(
+        fails(&["inspect", "resnet18", "--resolution", "4294967296"]),
+        "error: invalid value '4294967296' for '--resolution <RESOLUTION>': 4294967296 is not in 32..=16384"
+    );
+    assert_eq!(
+        fails(&["inspect", "gpt2", "--seq", "99999999"]),
+        "error: invalid value '99999999' for '--seq <TOKENS>': 99999999 is not in 1..=1048576"
+    );
+    let optimize = [
+        "optimize",
+        "resnet18",
+        "--fusion",
+        "lbdf",
+        "--buffer",
+        "128KiB",
+        "--search",
+        "random",
+        "--out",
+        "/dev/null",
+    ];
+    // 2^64 − 1 used to panic with a capacity overflow, 10^10 to abort allocating 80 GB.
+    assert_eq!(
+        fails(&with(&optimize, &["--budget", "18446744073709551615"])),
+        "error: invalid value '18446744073709551615' for '--budget <N>': 18446744073709551615 is not in 1..=1000000000000"
+    );
+    // clap used to suggest `-- -1`, which is wrong for an option value.
+    assert_eq!(
+        fails(&with(&optimize, &["--seed", "-1"])),
+        "error: invalid value '-1' for '--seed <S>': invalid digit found in string"
+    );
+}
+
+#[test]
+fn absurd_sizes_are_errors_not_wraparounds() {
+    // --bytes 10^13 used to wrap the weights to 6166655557742690304 bytes.
+    assert_eq!(
+        fails(&with(
+            &COST,
+            &["--bytes", "10000000000000", "--group", "/conv1/Conv"]
+        )),
+        "error: the element size must be 1 to 16 bytes (b = 10000000000000 given)"
+    );
+    let cost = [
+        "cost", "resnet18", "--fusion", "lbdf", "--buffer", "2048GiB",
+    ];
+    assert_eq!(
+        fails(&with(&cost, &["--group", "/conv1/Conv"])),
+        "error: the on-chip buffer must be at most 1 TiB (β = 2199023255552 bytes given)"
+    );
+}
+
+#[test]
+fn a_node_named_twice_is_an_error() {
+    assert_eq!(
+        fails(&with(&COST, &["--group", "/conv1/Conv,/conv1/Conv"])),
+        "error: node `/conv1/Conv` is named twice in one group"
+    );
+    // A real plan, with group 0's first node listed a second time.
+    let plan = std::env::temp_dir().join(format!("fuselage-twice-{}.json", std::process::id()));
+    let path = plan.to_str().unwrap();
+    let made = fuselage(
+        &with(
+            &COST,
+            &[
+                "--search", "random", "--budget", "5", "--out", path, "--quiet",
+            ],
+        )
+        .iter()
+        .map(|a| if *a == "cost" { "optimize" } else { a })
+        .collect::<Vec<_>>(),
+    );
+    assert!(made.status.success());
+    let mut json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&plan).unwrap()).unwrap();
+    let nodes = json["groups"][0]["nodes"].as_array_mut().unwrap();
+    let first = nodes[0].clone();
+    nodes.push(first.clone());
+    std::fs::write(&plan, json.to_string()).unwrap();
+    let line = fails(&with(&COST, &["--plan", plan.to_str().unwrap()]));
+    std::fs::remove_file(&plan).ok();
+    let want = format!(
+        "node `{}` is listed twice in group 0 of the plan",
+        first.as_str().unwrap()
+    );
+    assert!(line.contains(&want), "{line}");
+}
