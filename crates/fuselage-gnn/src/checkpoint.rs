@@ -69,12 +69,43 @@ pub fn classifier_from_bytes(
         .init(device)
         .try_load_record(record)
         .map_err(|e| GnnError::Checkpoint(e.to_string()))?;
+    // A corrupted file can still decode: NaN or infinite weights would answer NaN, which reads
+    // as "valid". Refuse them here.
+    let mut finite = FiniteCheck::default();
+    model.visit(&mut finite);
+    if finite.bad > 0 {
+        return Err(GnnError::Checkpoint(format!(
+            "{} of the {} classifier's {} weights are not finite (a corrupted checkpoint)",
+            finite.bad, meta.cost_model, finite.seen
+        )));
+    }
     Ok(GnnClassifier::new(
         meta.config,
         model,
         device.clone(),
         &meta.cost_model,
     ))
+}
+
+/// Counts the non-finite entries of every float parameter of a module.
+#[derive(Default)]
+struct FiniteCheck {
+    seen: usize,
+    bad: usize,
+}
+
+impl burn::module::ModuleVisitor for FiniteCheck {
+    fn visit_float<const D: usize>(&mut self, param: &burn::module::Param<Tensor<D>>) {
+        let data = param.val().into_data().convert::<f32>();
+        match data.as_slice::<f32>() {
+            Ok(values) => {
+                self.seen += values.len();
+                self.bad += values.iter().filter(|v| !v.is_finite()).count();
+            }
+            // Unreadable data is as bad as a NaN.
+            Err(_) => self.bad += 1,
+        }
+    }
 }
 
 fn with_ext(stem: &Path, ext: &str) -> PathBuf {

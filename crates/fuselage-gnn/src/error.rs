@@ -28,13 +28,14 @@ pub enum GnnError {
         /// Weights given.
         weights: usize,
     },
-    /// Reading or writing a file.
-    #[error("{path}: {source}")]
+    /// Reading or writing a file. The message holds the I/O error itself, which is therefore
+    /// not also a `source` (a report that walks the chain would print it twice).
+    #[error("{path}: {error}")]
     Io {
         /// The file.
         path: String,
         /// The I/O error.
-        source: std::io::Error,
+        error: std::io::Error,
     },
     /// A malformed data set or metadata file.
     #[error("{path}: line {line}: {message}")]
@@ -64,7 +65,7 @@ impl GnnError {
     pub(crate) fn io(path: impl AsRef<std::path::Path>, source: std::io::Error) -> Self {
         GnnError::Io {
             path: path.as_ref().display().to_string(),
-            source,
+            error: source,
         }
     }
 }

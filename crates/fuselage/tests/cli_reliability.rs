@@ -127,3 +127,30 @@ fn a_node_named_twice_is_an_error() {
     );
     assert!(line.contains(&want), "{line}");
 }
+
+#[test]
+fn a_missing_folder_is_reported_once() {
+    // The I/O reason used to be printed twice ("...: No such file or directory (os error 2):
+    // No such file or directory (os error 2)").
+    let line = fails(&["dataset", "--out", "/nonexistent/groups.jsonl"]);
+    assert_eq!(
+        line,
+        "error: /nonexistent/groups.jsonl: No such file or directory (os error 2)"
+    );
+    let line = fails(&[
+        "classify",
+        "resnet18",
+        "--fusion",
+        "lbdf",
+        "--buffer",
+        "128KiB",
+        "--group",
+        "/conv1/Conv",
+        "--checkpoint",
+        "/nonexistent/ck",
+    ]);
+    assert_eq!(
+        line,
+        "error: /nonexistent/ck.json: No such file or directory (os error 2)"
+    );
+}

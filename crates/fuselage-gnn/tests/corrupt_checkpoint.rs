@@ -1,0 +1,31 @@
+//! A checkpoint whose weights decode but are not finite is refused when loaded; it used to
+//! answer `P(invalid) = NaN -> valid`.
+
+use fuselage_gnn::checkpoint::{classifier_from_bytes, shipped_meta};
+use fuselage_gnn::{CostKind, GnnError, default_device};
+
+#[test]
+fn non_finite_weights_are_an_error() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/checkpoints/lbdf.bpk");
+    let bytes = std::fs::read(path).unwrap();
+    let meta = shipped_meta(CostKind::Lbdf).unwrap();
+    let device = default_device();
+    assert!(classifier_from_bytes(&bytes, &meta, &device).is_ok());
+    // Overwrite aligned 4-byte words from the end (where the tensors' data lies) with NaN
+    // until one of them lands in a weight: a flip that keeps the file decodable.
+    let mut refused = 0;
+    for k in 1..=64 {
+        let mut bad = bytes.clone();
+        let at = bad.len() - 4 * k;
+        bad[at..at + 4].copy_from_slice(&f32::NAN.to_le_bytes());
+        match classifier_from_bytes(&bad, &meta, &device) {
+            Err(GnnError::Checkpoint(m)) if m.contains("not finite") => {
+                assert!(m.starts_with("1 of the lbdf classifier's "), "{m}");
+                refused += 1;
+            }
+            Err(_) => {}
+            Ok(_) => panic!("a NaN written at byte {at} loaded"),
+        }
+    }
+    assert!(refused > 0);
+}
