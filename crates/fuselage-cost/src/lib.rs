@@ -33,6 +33,8 @@
 //!
 //! See `docs/cost-models.md` for the models, a worked example and the simulator comparison.
 #![warn(missing_docs)]
+// No panic on a path user input can reach: each remaining expect names its invariant.
+#![deny(clippy::unwrap_used, clippy::expect_used)]
 
 mod brr;
 mod cached;

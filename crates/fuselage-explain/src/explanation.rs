@@ -103,6 +103,7 @@ impl Explanation {
                 let mut s = vec![0.0f32; order.len()];
                 for (&(u, v), &x) in edges.iter().zip(&edge_scores) {
                     for w in [u, v] {
+                        #[allow(clippy::expect_used, reason = "internal edges join members")]
                         let i = order.position(w).expect("edge inside the group");
                         s[i] = s[i].max(x);
                     }

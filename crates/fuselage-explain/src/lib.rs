@@ -23,6 +23,8 @@
 //! fixed when it is built, so a splitter can be generic over any explainer. The crate without
 //! `learned` has no burn in its tree, which keeps `fuselage-split` and `fuselage-search` light.
 #![warn(missing_docs)]
+// No panic on a path user input can reach: each remaining expect names its invariant.
+#![deny(clippy::unwrap_used, clippy::expect_used)]
 
 mod cost;
 mod error;

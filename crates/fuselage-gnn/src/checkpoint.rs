@@ -120,6 +120,10 @@ fn with_ext(stem: &Path, ext: &str) -> PathBuf {
 ///
 /// # Errors
 /// [`GnnError::Io`], [`GnnError::Checkpoint`].
+#[allow(
+    clippy::expect_used,
+    reason = "serde_json serialises these plain structs and floats (NaN becomes null) without error"
+)]
 pub fn save_checkpoint(
     clf: &GnnClassifier,
     stem: impl AsRef<Path>,

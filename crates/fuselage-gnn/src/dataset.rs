@@ -306,6 +306,10 @@ impl Dataset {
     ///
     /// # Errors
     /// [`GnnError::Io`].
+    #[allow(
+        clippy::expect_used,
+        reason = "serde_json serialises these plain structs and floats (NaN becomes null) without error"
+    )]
     pub fn save(&self, path: impl AsRef<Path>) -> Result<()> {
         let path = path.as_ref();
         let f = std::fs::File::create(path).map_err(|e| GnnError::io(path, e))?;

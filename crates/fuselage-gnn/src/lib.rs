@@ -38,6 +38,8 @@
 //! # Ok::<(), fuselage_gnn::GnnError>(())
 //! ```
 #![warn(missing_docs)]
+// No panic on a path user input can reach: each remaining expect names its invariant.
+#![deny(clippy::unwrap_used, clippy::expect_used)]
 
 pub mod checkpoint;
 pub mod compress;
@@ -91,6 +93,10 @@ pub fn device_named(name: &str) -> Option<Device> {
 ///
 /// # Panics
 /// If the crate was built with no backend feature.
+#[allow(
+    clippy::expect_used,
+    reason = "a build configuration error: `flex` is a default feature"
+)]
 pub fn default_device() -> Device {
     std::env::var("FUSELAGE_GNN_BACKEND")
         .ok()

@@ -207,6 +207,7 @@ pub fn split_samples(data: &EncodedDataset, shares: (f64, f64), seed: u64) -> Sp
 fn batch_of(data: &EncodedDataset, samples: &[Sample]) -> GraphBatch {
     let mut b = GraphBatch::new();
     for s in samples {
+        #[allow(clippy::expect_used, reason = "without edge weights push cannot fail")]
         b.push(&data.graphs[s.group], s.beta_bytes as f64, None)
             .expect("no edge weights");
     }

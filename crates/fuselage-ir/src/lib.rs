@@ -20,6 +20,8 @@
 //!
 //! This crate depends on no other crate of ours, nor on burn or tract.
 #![warn(missing_docs)]
+// No panic on a path user input can reach: each remaining expect names its invariant.
+#![deny(clippy::unwrap_used, clippy::expect_used)]
 
 mod dot;
 mod error;

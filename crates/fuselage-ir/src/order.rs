@@ -105,6 +105,10 @@ impl GroupOrder {
     /// # Panics
     /// If `u` or `v` is outside the group, or `v` does not come after `u`.
     pub fn cuts_of(&self, u: NodeId, v: NodeId) -> RangeInclusive<usize> {
+        #[allow(
+            clippy::expect_used,
+            reason = "internal edges join members of the group"
+        )]
         let (pu, pv) = (
             self.position(u).expect("edge source in the group"),
             self.position(v).expect("edge target in the group"),

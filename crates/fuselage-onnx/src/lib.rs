@@ -12,6 +12,8 @@
 //! folded away; shapes come from tract's inference and are then checked against the IR's own
 //! shape rules. See [`import`](mod@import) for the design.
 #![warn(missing_docs)]
+// No panic on a path user input can reach: each remaining expect names its invariant.
+#![deny(clippy::unwrap_used, clippy::expect_used)]
 
 mod error;
 pub mod import;

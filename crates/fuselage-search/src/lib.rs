@@ -17,6 +17,8 @@
 //! Determinism: every random choice flows from the seed through `rand_chacha`; the same seed,
 //! graph, cost model and splitter give the same plan.
 #![warn(missing_docs)]
+// No panic on a path user input can reach: each remaining expect names its invariant.
+#![deny(clippy::unwrap_used, clippy::expect_used)]
 
 mod error;
 mod local;

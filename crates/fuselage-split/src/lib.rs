@@ -21,6 +21,8 @@
 //! components adds no edge at all. So every split made of topological cuts keeps the plan
 //! acyclic, and each part is a connected group.
 #![warn(missing_docs)]
+// No panic on a path user input can reach: each remaining expect names its invariant.
+#![deny(clippy::unwrap_used, clippy::expect_used)]
 
 pub mod cut;
 mod error;

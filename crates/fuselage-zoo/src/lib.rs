@@ -41,6 +41,8 @@
 //! # Ok::<(), fuselage_zoo::ZooError>(())
 //! ```
 #![warn(missing_docs)]
+// No panic on a path user input can reach: each remaining expect names its invariant.
+#![deny(clippy::unwrap_used, clippy::expect_used)]
 
 mod convnext;
 mod deeplab;

@@ -85,28 +85,27 @@ impl Tx {
 
     /// A node with `weights` constant elements (a bias, a scalar, a folded table).
     fn with(&mut self, name: impl Into<String>, op: Op, ins: &[Source], w: u64) -> Result<Source> {
+        let name = name.into();
         let shapes: Vec<&TensorShape> = ins.iter().map(|&s| self.b.shape(s)).collect();
+        let kind = op.kind().name();
         let shape = op
             .infer_shape(&shapes)
-            .map_err(|reason| fuselage_ir::IrError::BadNode {
-                node: "?".into(),
-                op: op.kind().name().into(),
-                reason,
-            })?
-            .ok_or_else(|| fuselage_ir::IrError::BadNode {
-                node: "?".into(),
-                op: op.kind().name().into(),
-                reason: "no shape".into(),
-            })?;
+            .map_err(|reason| bad(&name, kind, reason))?
+            .ok_or_else(|| bad(&name, kind, "the op records its shape".into()))?;
         Ok(self.b.node_with(name, op, ins, shape, w)?)
     }
 
     /// `x · W` with a constant `W` of `out` columns.
     fn linear(&mut self, name: String, x: Source, out: u64) -> Result<Source> {
         let mut shape = self.b.shape(x).clone();
-        let k = *shape.0.last().unwrap_or(&0);
-        *shape.0.last_mut().expect("a rank-1 or more input") = out;
-        Ok(self.b.node_with(name, Op::MatMul, &[x], shape, k * out)?)
+        let Some(last) = shape.0.last_mut() else {
+            return Err(bad(&name, "MatMul", "a scalar input".into()));
+        };
+        let k = std::mem::replace(last, out);
+        let weights = k
+            .checked_mul(out)
+            .ok_or_else(|| bad(&name, "MatMul", format!("{k}×{out} weights overflow")))?;
+        Ok(self.b.node_with(name, Op::MatMul, &[x], shape, weights)?)
     }
 
     fn reshape(&mut self, name: String, x: Source, dims: &[u64]) -> Result<Source> {
@@ -133,12 +132,8 @@ impl Tx {
         let (sa, sb) = (self.b.shape(a), self.b.shape(b));
         let shape = Op::MatMul
             .infer_shape(&[sa, sb])
-            .map_err(|reason| fuselage_ir::IrError::BadNode {
-                node: name.clone(),
-                op: "MatMul".into(),
-                reason,
-            })?
-            .expect("two inputs");
+            .map_err(|reason| bad(&name, "MatMul", reason))?
+            .ok_or_else(|| bad(&name, "MatMul", "no shape for two inputs".into()))?;
         Ok(self.b.node_with(name, Op::MatMul, &[a, b], shape, 0)?)
     }
 
@@ -155,6 +150,14 @@ impl Tx {
         let m = self.op(format!("{s}/Mul"), Op::Mul, &[x, a])?;
         self.with(format!("{s}/Mul_1"), Op::Mul, &[m], 1)
     }
+}
+
+fn bad(node: &str, op: &str, reason: String) -> ZooError {
+    ZooError::Ir(fuselage_ir::IrError::BadNode {
+        node: node.to_string(),
+        op: op.to_string(),
+        reason,
+    })
 }
 
 fn unary(kind: OpKind) -> Op {

@@ -57,6 +57,10 @@ pub(crate) fn with_ext(stem: &Path, ext: &str) -> PathBuf {
     PathBuf::from(s)
 }
 
+#[allow(
+    clippy::expect_used,
+    reason = "serde_json serialises this plain struct without error"
+)]
 pub(crate) fn write(stem: &Path, weights: &[u8], meta: &ExplainerMeta) -> Result<()> {
     let io = |p: &Path, e: std::io::Error| {
         ExplainError::Checkpoint(format!("writing {}: {e}", p.display()))

@@ -298,6 +298,10 @@ impl PgExplainer {
     ///
     /// # Errors
     /// [`ExplainError::Checkpoint`].
+    #[allow(
+        clippy::expect_used,
+        reason = "serde_json serialises these plain structs and floats (NaN becomes null) without error"
+    )]
     pub fn save(&self, stem: impl AsRef<Path>, report: &PgReport) -> Result<()> {
         let meta = ExplainerMeta {
             explainer: "pg".into(),

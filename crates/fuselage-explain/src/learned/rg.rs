@@ -490,6 +490,10 @@ impl RgExplainer {
     ///
     /// # Errors
     /// [`ExplainError::Checkpoint`].
+    #[allow(
+        clippy::expect_used,
+        reason = "serde_json serialises these plain structs and floats (NaN becomes null) without error"
+    )]
     pub fn save(&self, stem: impl AsRef<Path>, report: &RgReport) -> Result<()> {
         let meta = ExplainerMeta {
             explainer: "rg".into(),
