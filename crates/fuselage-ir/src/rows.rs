@@ -277,19 +277,18 @@ impl Op {
                 Some(a) if axes.contains(&(a as u64)) => {
                     whole(if *keepdims { Some(a) } else { None }.or(default_row_axis(out)))
                 }
-                Some(a) => keep(if *keepdims {
+                // Reducing other axes carries the row axis over, shifted when dims go.
+                Some(a) => moved(if *keepdims {
                     Some(a)
                 } else {
                     after_removal(a, axes)
                 }),
                 None => keep(default_row_axis(out)),
             },
+            // A reshape that does not keep the row axis reads whole, even when nothing streams
+            // on either side (the CNN head's Flatten, as the contract says).
             Op::Reshape | Op::Flatten { .. } => match reshaped(x, out) {
                 (axis, true) => moved(axis),
-                (axis, false) if x.rows() == 1 && rows_along(out, axis) == 1 => {
-                    // Nothing streams on either side; the CNN head's Flatten stays whole.
-                    whole(axis)
-                }
                 (axis, false) => whole(axis),
             },
             Op::Transpose { perm } => moved(
@@ -335,12 +334,16 @@ impl Op {
                         whole(default_row_axis(out))
                     }
                     (GatherIndex::Constant { dims }, Some(a)) => {
-                        let o = if a < axis { a } else { a + dims.len() - 1 };
-                        keep(Some(o))
+                        let o = if a < axis {
+                            a
+                        } else {
+                            (a + dims.len()).saturating_sub(1)
+                        };
+                        moved(Some(o))
                     }
                     // Token ids index the table: a row of ids gives a row of embeddings.
                     // Ids without a row axis ([1, L]) are one row, read whole.
-                    (GatherIndex::Table { .. }, Some(a)) => keep(Some(a)),
+                    (GatherIndex::Table { .. }, Some(a)) => moved(Some(a)),
                     (GatherIndex::Table { .. }, None) => whole(default_row_axis(out)),
                     (GatherIndex::Constant { .. }, None) => keep(default_row_axis(out)),
                 }
@@ -597,5 +600,36 @@ mod tests {
         let g = b.finish().unwrap();
         assert!(g.row_axis(crate::Source::Node(crate::NodeId(0))).is_none());
         assert!(g.check_shapes().is_err());
+    }
+
+    #[test]
+    fn reductions_and_gathers_off_the_row_axis_read_one_row() {
+        // [1, L, D] -> [1, L] (mean over D, keepdims 0): one row per row.
+        let t = TensorShape::new(vec![1, 128, 256]);
+        let mean = Op::ReduceMean {
+            axes: vec![2],
+            keepdims: false,
+        };
+        let flow = mean.rows(&[inp(&t, Some(1))], &TensorShape::new(vec![1, 128]));
+        assert_eq!(
+            flow,
+            RowFlow {
+                axis: Some(1),
+                reads: vec![POINTWISE]
+            }
+        );
+        // Gathering one channel of [1, L, D] by a scalar index keeps the tokens.
+        let g = Op::Gather {
+            axis: 2,
+            index: GatherIndex::Constant { dims: vec![] },
+        };
+        let flow = g.rows(&[inp(&t, Some(1))], &TensorShape::new(vec![1, 128]));
+        assert_eq!(
+            flow,
+            RowFlow {
+                axis: Some(1),
+                reads: vec![POINTWISE]
+            }
+        );
     }
 }

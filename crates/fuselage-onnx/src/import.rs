@@ -12,12 +12,21 @@
 //! or `Size` (the input shape is fixed), or computed only from static tensors. Static tensors
 //! are not nodes; nodes that read the model input (through something other than `Shape`) are
 //! *data nodes*, and only those become nodes of the graph. The float static inputs on a data
-//! node's parameter ports (Conv and Gemm weight and bias, BatchNormalization statistics, a
-//! constant operand of Add/Mul/Sub/Div or MatMul) are its weights.
+//! node's parameter ports (Conv and Gemm weight and bias, BatchNormalization statistics, the
+//! scale and bias of a normalisation, a Gather's table, a constant operand of an element-wise
+//! op, a MatMul or a Concat) are its weights, folded ones included.
 //!
-//! The importer checks before tract sees the model (a missing graph, an undefined tensor, an
-//! unsupported op), so that errors name the file, node and op; tract is then run behind
-//! `catch_unwind`, and finally the graph is held to the IR's own shape rules.
+//! Ops map by class ([`OpClass`]): every unary math op becomes [`Op::Unary`], every
+//! broadcasting element-wise op [`Op::Elementwise`], every reduction [`Op::Reduce`], so a new
+//! op of a known family is one line of [`OpKind`]. Identity and Dropout vanish (their output is
+//! their input). A `Split` of k outputs becomes k [`Op::Split`] nodes, `NAME` for output 0 and
+//! `NAME:i` for output i, so that every node still has one tensor.
+//!
+//! The importer checks before tract sees the model (a missing graph, an undefined tensor,
+//! unsupported ops: every unsupported op type is listed once, with its count and first node), so
+//! that errors name the file, node and op; tract is then run behind `catch_unwind`, and finally
+//! the graph is held to the IR's own shape rules. Only regular files up to
+//! [`MAX_FILE_BYTES`] are read.
 
 use crate::error::{OnnxError, Result, UnsupportedOp};
 use fuselage_ir::{
