@@ -221,6 +221,18 @@ impl Optimal {
     /// # Errors
     /// When the cost model fails.
     pub fn best_over_downsets(&self, p: &Problem<'_>) -> Result<(Plan, u64, u64)> {
+        // Without a deadline the programme always completes.
+        Ok(self
+            .downsets_until(p, None)?
+            .unwrap_or((Plan::default(), u64::MAX, 0)))
+    }
+
+    /// [`Optimal::best_over_downsets`], given up (`None`) when `deadline` passes.
+    fn downsets_until(
+        &self,
+        p: &Problem<'_>,
+        deadline: Option<std::time::Instant>,
+    ) -> Result<Option<(Plan, u64, u64)>> {
         use std::collections::{BTreeMap, HashMap, HashSet};
         let g = p.graph();
         let n = g.len();
@@ -236,6 +248,9 @@ impl Optimal {
         while let Some((&size, _)) = by_size.iter().next() {
             let layer = by_size.remove(&size).unwrap_or_default();
             for d in layer {
+                if deadline.is_some_and(|t| std::time::Instant::now() >= t) {
+                    return Ok(None);
+                }
                 let base = best[&d].0;
                 // Every down-set extension E of D with |E| <= max_segment, depth first.
                 let mut seen: HashSet<NodeSet> = HashSet::new();
@@ -288,7 +303,7 @@ impl Optimal {
             cur = prev;
         }
         groups.reverse();
-        Ok((Plan::new(groups), cost, costed))
+        Ok(Some((Plan::new(groups), cost, costed)))
     }
 }
 
@@ -309,36 +324,73 @@ impl SearchStrategy for Optimal {
         "optimal"
     }
 
-    /// Runs both programmes (see the module docs) and returns the better plan. The budget is
-    /// not consumed (the work is fixed by the families); `evaluations` counts the candidate
-    /// sets costed, and the history holds the best DRAM after the down-set programme and after
-    /// each order.
+    /// Runs both programmes (see the module docs) and returns the better plan. The budget's
+    /// evaluations are not consumed (the work is fixed by the families); `evaluations` counts
+    /// the candidate sets costed, and the history holds the best DRAM after the down-set
+    /// programme and after each order.
+    ///
+    /// With a time limit ([`Budget::with_time_limit`]) it is an anytime solver: the down-set
+    /// programme is given up when the limit passes, the order programmes stop between orders,
+    /// and the best plan so far comes back with [`StopReason::TimeLimit`] (not proven). The
+    /// first order (the graph's own) always runs, so a plan always comes back.
     fn run(&self, p: &Problem<'_>, budget: &Budget<'_>, seed: u64) -> Result<SearchResult> {
         let g = p.graph();
         let orders = self.candidate_orders(g, seed);
         let steps = orders.len() as u64 + 1;
-        let (plan, _, mut evaluations) = self.best_over_downsets(p)?;
-        let score = p.score(&plan)?;
-        let mut best = (plan, score);
-        let mut history = vec![score.dram_bytes];
+        let mut stop = StopReason::Exhausted;
+        let mut evaluations = 0;
+        let mut best = None;
+        let mut history = Vec::new();
+        match self.downsets_until(p, budget.deadline())? {
+            Some((plan, _, costed)) => {
+                evaluations += costed;
+                let score = p.score(&plan)?;
+                history.push(score.dram_bytes);
+                best = Some((plan, score));
+            }
+            None => stop = StopReason::TimeLimit,
+        }
         budget.report(budget.evaluations() / steps);
         for (k, order) in orders.iter().enumerate() {
+            if best.is_some() && budget.expired() {
+                stop = StopReason::TimeLimit;
+                break;
+            }
             let (plan, _, costed) = self.best_for_order(p, order)?;
             evaluations += costed;
             let score = p.score(&plan)?;
-            if score.dram_bytes < best.1.dram_bytes {
-                best = (plan, score);
+            let better = best
+                .as_ref()
+                .is_none_or(|(_, s): &(Plan, crate::problem::Score)| {
+                    score.dram_bytes < s.dram_bytes
+                });
+            if better {
+                best = Some((plan, score));
             }
-            history.push(best.1.dram_bytes);
+            if let Some((_, s)) = &best {
+                history.push(s.dram_bytes);
+            }
             budget.report(((k as u64 + 2) * budget.evaluations()) / steps);
         }
-        let (plan, score) = best;
+        let Some((plan, score)) = best else {
+            // No order at all (an empty graph): the down-set programme's empty plan.
+            let plan = Plan::default();
+            let score = p.score(&plan)?;
+            return Ok(SearchResult {
+                plan,
+                score,
+                evaluations,
+                history,
+                stop,
+                front: Vec::new(),
+            });
+        };
         Ok(SearchResult {
             plan,
             score,
             evaluations,
             history,
-            stop: StopReason::Exhausted,
+            stop,
             front: Vec::new(),
         })
     }

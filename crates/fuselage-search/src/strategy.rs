@@ -4,10 +4,17 @@ use crate::error::{Result, SearchError};
 use crate::problem::{Problem, Score};
 use fuselage_ir::Plan;
 use serde::{Deserialize, Serialize};
+use std::time::{Duration, Instant};
 
-/// How many plan evaluations a run may make, and an optional progress callback.
+/// How many plan evaluations a run may make, an optional wall-clock limit, and an optional
+/// progress callback.
+///
+/// Without a time limit a run is a function of its seed. With one, it stops at the first
+/// check after the limit with its best plan so far ([`StopReason::TimeLimit`]), so the result
+/// also depends on the machine's speed.
 pub struct Budget<'p> {
     evaluations: u64,
+    deadline: Option<Instant>,
     progress: Option<&'p (dyn Fn(u64, u64) + Sync)>,
 }
 
@@ -22,8 +29,27 @@ impl<'p> Budget<'p> {
         }
         Ok(Budget {
             evaluations,
+            deadline: None,
             progress: None,
         })
+    }
+
+    /// Stops the run once `limit` has passed (counted from now), with its best plan so far.
+    /// A run always returns a complete plan: a search finishes its first evaluation, the exact
+    /// optimiser its first order programme.
+    pub fn with_time_limit(mut self, limit: Duration) -> Self {
+        self.deadline = Instant::now().checked_add(limit);
+        self
+    }
+
+    /// Whether the time limit has passed.
+    pub fn expired(&self) -> bool {
+        self.deadline.is_some_and(|d| Instant::now() >= d)
+    }
+
+    /// The instant the time limit passes, if there is one.
+    pub fn deadline(&self) -> Option<Instant> {
+        self.deadline
     }
 
     /// Calls `f(done, total)` after every evaluation (a progress bar, say).
@@ -50,8 +76,10 @@ impl<'p> Budget<'p> {
 pub enum StopReason {
     /// It used its whole budget.
     Budget,
-    /// It finished its own work first (the exact optimiser).
+    /// It finished its own work first (the exact optimiser): its answer is proven.
     Exhausted,
+    /// Its time limit passed; the plan is the best found so far.
+    TimeLimit,
 }
 
 /// What a run found.
@@ -91,6 +119,7 @@ impl<'b, 'p> Tracker<'b, 'p> {
 
     pub(crate) fn done(&self) -> bool {
         self.history.len() as u64 >= self.budget.evaluations()
+            || (self.best.is_some() && self.budget.expired())
     }
 
     /// Records one evaluated plan.
@@ -112,6 +141,11 @@ impl<'b, 'p> Tracker<'b, 'p> {
 
     pub(crate) fn finish(self, stop: StopReason, front: Vec<Score>) -> SearchResult {
         let evaluations = self.history.len() as u64;
+        let stop = if evaluations < self.budget.evaluations() && self.budget.expired() {
+            StopReason::TimeLimit
+        } else {
+            stop
+        };
         let (plan, score) = self.best.unwrap_or_else(|| {
             let none = Score {
                 dram_bytes: u64::MAX,

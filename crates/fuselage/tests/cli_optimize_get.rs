@@ -207,3 +207,40 @@ fn an_unwritable_output_fails_before_the_search() {
         "error: cannot write /nonexistent/x.json: the folder /nonexistent does not exist"
     );
 }
+
+#[test]
+fn the_reference_optimum_can_be_skipped_or_bounded() {
+    let out = tmp("noref.json");
+    let (plan, summary) = optimize(&["--no-reference", "--time-limit", "30"], &out);
+    assert_eq!(plan["optimal_dram_bytes"], Value::Null);
+    assert_eq!(plan["optimal_proven"], false);
+    assert_eq!(plan["stop"], "budget");
+    assert!(summary.contains("not computed"), "{summary}");
+    // resnet18's reference optimum finishes well within the default 10 s: proven.
+    let (plan, summary) = optimize(&[], &tmp("ref.json"));
+    assert_eq!(plan["optimal_proven"], true);
+    assert!(plan["optimal_dram_bytes"].as_u64().is_some());
+    assert!(summary.contains("optimum proven"), "{summary}");
+    let bad = fuselage(&[
+        "optimize",
+        "resnet18",
+        "--fusion",
+        "lbdf",
+        "--buffer",
+        "128KiB",
+        "--search",
+        "local",
+        "--time-limit",
+        "-3",
+        "--out",
+        "/dev/null",
+    ]);
+    assert_eq!(bad.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&bad.stderr);
+    assert!(
+        err.starts_with(
+            "error: invalid value '-3' for '--time-limit <SECONDS>': -3 is not a number of seconds from 0 to 1000000"
+        ),
+        "{err}"
+    );
+}

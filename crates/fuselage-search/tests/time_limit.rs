@@ -1,0 +1,59 @@
+//! A time limit stops any strategy with its best plan so far and says so; without one the
+//! exact optimiser finishes and is proven.
+
+use fuselage_cost::{Brr, Cached, CostConfig, evaluate_plan};
+use fuselage_search::{Budget, Optimal, Problem, SearchStrategy, StopReason, strategy_by_name};
+use fuselage_split::RandomSplitter;
+use std::time::Duration;
+
+#[test]
+fn a_spent_time_limit_returns_a_complete_plan_marked_unproven() {
+    let g = fuselage_zoo::build("resnet152").unwrap();
+    let inner = Brr::new(CostConfig::kib(128).unwrap());
+    let model = Cached::new(&inner);
+    let splitter = RandomSplitter::new(&model);
+    let p = Problem::new(&g, &model, &splitter).unwrap();
+    let spent = || {
+        Budget::new(1_000_000)
+            .unwrap()
+            .with_time_limit(Duration::ZERO)
+    };
+
+    // The exact optimiser gives up its down-set programme, still runs the graph's own order,
+    // and says it is not proven.
+    let quick = Optimal::default().run(&p, &spent(), 1).unwrap();
+    assert_eq!(quick.stop, StopReason::TimeLimit);
+    assert!(evaluate_plan(&inner, &g, &quick.plan).unwrap().is_valid());
+    let full = Optimal::default()
+        .run(&p, &Budget::new(1).unwrap(), 1)
+        .unwrap();
+    assert_eq!(full.stop, StopReason::Exhausted);
+    assert!(full.score.dram_bytes <= quick.score.dram_bytes);
+
+    // A search makes its first evaluation, then stops.
+    for name in ["random", "local", "nsga2"] {
+        let r = strategy_by_name(name)
+            .unwrap()
+            .run(&p, &spent(), 1)
+            .unwrap();
+        assert_eq!(r.stop, StopReason::TimeLimit, "{name}");
+        assert!(r.evaluations >= 1 && r.evaluations < 1_000_000, "{name}");
+        assert!(
+            evaluate_plan(&inner, &g, &r.plan).unwrap().is_valid(),
+            "{name}"
+        );
+    }
+    // A generous limit changes nothing: the budget ends the run.
+    let generous = Budget::new(40)
+        .unwrap()
+        .with_time_limit(Duration::from_secs(3600));
+    let r = strategy_by_name("local")
+        .unwrap()
+        .run(&p, &generous, 1)
+        .unwrap();
+    let plain = strategy_by_name("local")
+        .unwrap()
+        .run(&p, &Budget::new(40).unwrap(), 1)
+        .unwrap();
+    assert_eq!((r.stop, r.score), (StopReason::Budget, plain.score));
+}
