@@ -49,6 +49,7 @@ mod deeplab;
 mod efficientnet;
 mod ghostnet;
 mod mobilenet;
+mod nodes;
 mod resnet;
 mod scope;
 mod squeezenet;

@@ -9,8 +9,9 @@
 //! (`L×L`), the attention scale `√(1/√d)` on Q and on Kᵀ, the GELU constants, ViT's class
 //! token on its `Concat`.
 
+use crate::nodes::{Nodes, t, unary};
 use crate::{Result, ZooError};
-use fuselage_ir::{ConvAttrs, GatherIndex, Graph, GraphBuilder, Op, OpKind, Source, TensorShape};
+use fuselage_ir::{ConvAttrs, GatherIndex, Graph, Op, OpKind, Source, TensorShape};
 
 /// The shape of a text transformer.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -68,102 +69,6 @@ pub struct VitConfig {
     pub classes: u64,
 }
 
-/// A [`GraphBuilder`] with the few node shapes transformers are made of.
-struct Tx {
-    b: GraphBuilder,
-}
-
-fn t(d: &[u64]) -> TensorShape {
-    TensorShape::new(d.to_vec())
-}
-
-impl Tx {
-    /// A node whose shape the IR infers, with the op's default weights.
-    fn op(&mut self, name: impl Into<String>, op: Op, ins: &[Source]) -> Result<Source> {
-        Ok(self.b.node(name, op, ins)?)
-    }
-
-    /// A node with `weights` constant elements (a bias, a scalar, a folded table).
-    fn with(&mut self, name: impl Into<String>, op: Op, ins: &[Source], w: u64) -> Result<Source> {
-        let name = name.into();
-        let shapes: Vec<&TensorShape> = ins.iter().map(|&s| self.b.shape(s)).collect();
-        let kind = op.kind().name();
-        let shape = op
-            .infer_shape(&shapes)
-            .map_err(|reason| bad(&name, kind, reason))?
-            .ok_or_else(|| bad(&name, kind, "the op records its shape".into()))?;
-        Ok(self.b.node_with(name, op, ins, shape, w)?)
-    }
-
-    /// `x · W` with a constant `W` of `out` columns.
-    fn linear(&mut self, name: String, x: Source, out: u64) -> Result<Source> {
-        let mut shape = self.b.shape(x).clone();
-        let Some(last) = shape.0.last_mut() else {
-            return Err(bad(&name, "MatMul", "a scalar input".into()));
-        };
-        let k = std::mem::replace(last, out);
-        let weights = k
-            .checked_mul(out)
-            .ok_or_else(|| bad(&name, "MatMul", format!("{k}×{out} weights overflow")))?;
-        Ok(self.b.node_with(name, Op::MatMul, &[x], shape, weights)?)
-    }
-
-    fn reshape(&mut self, name: String, x: Source, dims: &[u64]) -> Result<Source> {
-        Ok(self.b.node_with(name, Op::Reshape, &[x], t(dims), 0)?)
-    }
-
-    fn transpose(&mut self, name: String, x: Source, perm: &[u64]) -> Result<Source> {
-        self.op(
-            name,
-            Op::Transpose {
-                perm: perm.to_vec(),
-            },
-            &[x],
-        )
-    }
-
-    fn layer_norm(&mut self, scope: &str, x: Source) -> Result<Source> {
-        let axis = self.b.shape(x).rank() as u64 - 1;
-        let op = Op::normalize(OpKind::LayerNormalization, axis);
-        self.op(format!("{scope}/LayerNormalization"), op, &[x])
-    }
-
-    fn matmul(&mut self, name: String, a: Source, b: Source) -> Result<Source> {
-        let (sa, sb) = (self.b.shape(a), self.b.shape(b));
-        let shape = Op::MatMul
-            .infer_shape(&[sa, sb])
-            .map_err(|reason| bad(&name, "MatMul", reason))?
-            .ok_or_else(|| bad(&name, "MatMul", "no shape for two inputs".into()))?;
-        Ok(self.b.node_with(name, Op::MatMul, &[a, b], shape, 0)?)
-    }
-
-    fn softmax(&mut self, name: String, x: Source) -> Result<Source> {
-        let axis = self.b.shape(x).rank() as u64 - 1;
-        self.op(name, Op::Softmax { axis }, &[x])
-    }
-
-    /// The erf GELU: `x/√2`, Erf, `+1`, `x·`, `·0.5`.
-    fn gelu_erf(&mut self, s: &str, x: Source) -> Result<Source> {
-        let d = self.with(format!("{s}/Div"), Op::Div, &[x], 1)?;
-        let e = self.op(format!("{s}/Erf"), unary(OpKind::Erf), &[d])?;
-        let a = self.with(format!("{s}/Add"), Op::Add, &[e], 1)?;
-        let m = self.op(format!("{s}/Mul"), Op::Mul, &[x, a])?;
-        self.with(format!("{s}/Mul_1"), Op::Mul, &[m], 1)
-    }
-}
-
-fn bad(node: &str, op: &str, reason: String) -> ZooError {
-    ZooError::Ir(fuselage_ir::IrError::BadNode {
-        node: node.to_string(),
-        op: op.to_string(),
-        reason,
-    })
-}
-
-fn unary(kind: OpKind) -> Op {
-    Op::Unary { kind }
-}
-
 fn check_heads(name: &str, width: u64, heads: u64) -> Result<()> {
     if heads == 0 || width == 0 || !width.is_multiple_of(heads) {
         return Err(ZooError::BadConfig {
@@ -176,11 +81,11 @@ fn check_heads(name: &str, width: u64, heads: u64) -> Result<()> {
 
 /// The 22-node self-attention of one BERT layer, from the layer input `x` to the output
 /// projection's bias; returns that bias node.
-fn bert_attention(n: &mut Tx, s: &str, x: Source, c: &TextConfig) -> Result<Source> {
+fn bert_attention(n: &mut Nodes, s: &str, x: Source, c: &TextConfig) -> Result<Source> {
     let (l, d, h) = (c.seq, c.hidden, c.heads);
     let hd = d / h;
     let a = format!("{s}/attention/self");
-    let proj = |n: &mut Tx, what: &str| -> Result<Source> {
+    let proj = |n: &mut Nodes, what: &str| -> Result<Source> {
         let m = n.linear(format!("{a}/{what}/MatMul"), x, d)?;
         n.with(format!("{a}/{what}/Add"), Op::Add, &[m], d)
     };
@@ -211,9 +116,7 @@ fn bert_attention(n: &mut Tx, s: &str, x: Source, c: &TextConfig) -> Result<Sour
 pub(crate) fn bert(name: &str, c: &TextConfig) -> Result<Graph> {
     check_heads(name, c.hidden, c.heads)?;
     let (l, d) = (c.seq, c.hidden);
-    let mut n = Tx {
-        b: GraphBuilder::new(name),
-    };
+    let mut n = Nodes::new(name);
     let ids = n.b.input("input_ids", t(&[1, l]))?;
     let table = GatherIndex::Table {
         dims: vec![c.vocab, d],
@@ -250,7 +153,7 @@ pub(crate) fn bert(name: &str, c: &TextConfig) -> Result<Graph> {
 }
 
 /// GPT-2's `Conv1D`: reshape to `[L, in]`, Gemm, reshape back to `[1, L, out]`.
-fn conv1d(n: &mut Tx, s: &str, x: Source, l: u64, out: u64) -> Result<Source> {
+fn conv1d(n: &mut Nodes, s: &str, x: Source, l: u64, out: u64) -> Result<Source> {
     let k = *n.b.shape(x).0.last().unwrap_or(&0);
     let r = n.reshape(format!("{s}/Reshape"), x, &[l, k])?;
     let g = n.op(format!("{s}/Gemm"), Op::Gemm { out_features: out }, &[r])?;
@@ -263,9 +166,7 @@ pub(crate) fn gpt2(name: &str, c: &TextConfig) -> Result<Graph> {
     check_heads(name, c.hidden, c.heads)?;
     let (l, d, h) = (c.seq, c.hidden, c.heads);
     let hd = d / h;
-    let mut n = Tx {
-        b: GraphBuilder::new(name),
-    };
+    let mut n = Nodes::new(name);
     let ids = n.b.input("input_ids", t(&[1, l]))?;
     let ids = n.reshape("/m/Reshape".into(), ids, &[1, l])?;
     let table = GatherIndex::Table {
@@ -295,7 +196,7 @@ pub(crate) fn gpt2(name: &str, c: &TextConfig) -> Result<Graph> {
             };
             parts.push(n.op(format!("{a}/Split{suffix}"), op, &[qkv])?);
         }
-        let heads = |n: &mut Tx, src: Source, r: &str, tr: &str| -> Result<Source> {
+        let heads = |n: &mut Nodes, src: Source, r: &str, tr: &str| -> Result<Source> {
             let x = n.reshape(format!("{a}/{r}"), src, &[1, l, h, hd])?;
             n.transpose(format!("{a}/{tr}"), x, &[0, 2, 1, 3])
         };
@@ -340,7 +241,7 @@ pub(crate) fn gpt2(name: &str, c: &TextConfig) -> Result<Graph> {
 }
 
 /// transformers' `LlamaRMSNorm`: `x · 1/√(mean(x²) + ε) · g`.
-fn rms_norm(n: &mut Tx, s: &str, x: Source) -> Result<Source> {
+fn rms_norm(n: &mut Nodes, s: &str, x: Source) -> Result<Source> {
     let d = *n.b.shape(x).0.last().unwrap_or(&1);
     let rank = n.b.shape(x).rank() as u64;
     let pow = Op::Elementwise { kind: OpKind::Pow };
@@ -359,7 +260,7 @@ fn rms_norm(n: &mut Tx, s: &str, x: Source) -> Result<Source> {
 
 /// Rotary embedding of `x` `[1, heads, L, d]`: `x·cos + rotate_half(x)·sin`, with cos and sin
 /// folded to `[1, 1, L, d]` constants.
-fn rotary(n: &mut Tx, s: &str, x: Source) -> Result<Source> {
+fn rotary(n: &mut Nodes, s: &str, x: Source) -> Result<Source> {
     let shape = n.b.shape(x).clone();
     let (l, d) = (shape.0[2], shape.0[3]);
     let half = |start: u64| Op::Slice {
@@ -394,9 +295,7 @@ pub(crate) fn llama(name: &str, c: &LlamaConfig) -> Result<Graph> {
     let (l, d, h, kv) = (c.seq, c.hidden, c.heads, c.kv_heads);
     let hd = d / h;
     let rep = h / kv;
-    let mut n = Tx {
-        b: GraphBuilder::new(name),
-    };
+    let mut n = Nodes::new(name);
     let ids = n.b.input("input_ids", t(&[1, l]))?;
     let table = GatherIndex::Table {
         dims: vec![c.vocab, d],
@@ -473,9 +372,7 @@ pub(crate) fn vit(name: &str, c: &VitConfig) -> Result<Graph> {
     let hd = d / h;
     let side = c.image / c.patch;
     let l = side * side + 1;
-    let mut n = Tx {
-        b: GraphBuilder::new(name),
-    };
+    let mut n = Nodes::new(name);
     let x = n.b.input("input", TensorShape::nchw(3, c.image, c.image))?;
     let conv = ConvAttrs {
         out_channels: d,
