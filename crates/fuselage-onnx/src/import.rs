@@ -270,7 +270,8 @@ impl Importer {
                 node
             };
             if node.op_type == "Split" {
-                split_node(cx, node, &facts, &analysis, &mut b, &mut producer, graph)?;
+                let outputs = &graph.node[ni].output;
+                split_node(cx, node, &facts, &analysis, &mut b, &mut producer, outputs)?;
                 continue;
             }
             for extra in node.output.iter().skip(1).filter(|o| !o.is_empty()) {
@@ -381,6 +382,8 @@ struct Structure<'a> {
     data_nodes: HashSet<usize>,
     data_inputs: HashSet<&'a str>,
     consumed: HashSet<&'a str>,
+    /// The graph's output tensors.
+    outputs: HashSet<&'a str>,
 }
 
 fn analyse_structure<'a>(cx: &Ctx<'_>, graph: &'a pb::GraphProto) -> Result<Structure<'a>> {
@@ -502,6 +505,7 @@ fn analyse_structure<'a>(cx: &Ctx<'_>, graph: &'a pb::GraphProto) -> Result<Stru
         data_nodes,
         data_inputs,
         consumed,
+        outputs: graph.output.iter().map(|o| o.name.as_str()).collect(),
     })
 }
 
@@ -561,7 +565,7 @@ fn split_node<'g>(
     analysis: &Structure<'_>,
     b: &mut GraphBuilder,
     producer: &mut HashMap<&'g str, Source>,
-    graph: &'g pb::GraphProto,
+    outputs: &'g [String],
 ) -> Result<()> {
     let x = node.input.first().ok_or_else(|| cx.bad(node, "no input"))?;
     let src = *producer
@@ -577,15 +581,8 @@ fn split_node<'g>(
     if a as usize >= in_shape.rank() {
         return Err(cx.bad(node, format!("axis {a} out of range for {in_shape}")));
     }
-    let outputs: Vec<&'g str> = graph
-        .node
-        .iter()
-        .find(|n| n.output == node.output)
-        .map(|n| n.output.iter().map(String::as_str).collect())
-        .unwrap_or_default();
-    let graph_outputs: HashSet<&str> = graph.output.iter().map(|o| o.name.as_str()).collect();
     let mut start = 0u64;
-    for (i, &out) in outputs.iter().enumerate() {
+    for (i, out) in outputs.iter().map(String::as_str).enumerate() {
         if out.is_empty() {
             continue;
         }
@@ -595,7 +592,7 @@ fn split_node<'g>(
             .get(a as usize)
             .copied()
             .ok_or_else(|| cx.bad(node, format!("output `{out}` has shape {shape}")))?;
-        if analysis.consumed.contains(out) || graph_outputs.contains(out) {
+        if analysis.consumed.contains(out) || analysis.outputs.contains(out) {
             let name = if i == 0 {
                 node.name.clone()
             } else {

@@ -372,18 +372,14 @@ impl SearchStrategy for Optimal {
             }
             budget.report(((k as u64 + 2) * budget.evaluations()) / steps);
         }
-        let Some((plan, score)) = best else {
-            // No order at all (an empty graph): the down-set programme's empty plan.
-            let plan = Plan::default();
-            let score = p.score(&plan)?;
-            return Ok(SearchResult {
-                plan,
-                score,
-                evaluations,
-                history,
-                stop,
-                front: Vec::new(),
-            });
+        let (plan, score) = match best {
+            Some(best) => best,
+            // No order at all (an empty graph): the empty plan.
+            None => {
+                let plan = Plan::default();
+                let score = p.score(&plan)?;
+                (plan, score)
+            }
         };
         Ok(SearchResult {
             plan,

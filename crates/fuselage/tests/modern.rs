@@ -68,47 +68,53 @@ fn bert_attention_matches_the_independent_reference() {
     assert!(sim.peak_bytes <= lbdf.buffer_bytes);
 }
 
+/// Draws 200 random connected groups (1 to 40 nodes) of `g` from `seed` and holds the
+/// simulator to LBDF at 256 KiB on each: DRAM equal to F_D, peak at most F_β. Returns the
+/// largest and the mean peak/F_β, and how many groups reach F_β.
+fn check_random_groups(g: &Graph, seed: u64) -> (f64, f64, usize) {
+    let config = CostConfig::kib(256).unwrap();
+    let lbdf = Lbdf::new(config);
+    let sim = BufferSimulator::new(config).with_timeline(false);
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let (mut worst, mut sum, mut equal) = (0.0f64, 0.0, 0);
+    for _ in 0..200 {
+        let size = rng.random_range(1..=40usize);
+        let group = fuselage::ir::sample::random_group(g, size, &mut rng);
+        let cost = lbdf.evaluate(g, &group).unwrap();
+        let run = sim.run(g, &group).unwrap();
+        let names = || g.names(&group).join(", ");
+        let name = g.name();
+        assert_eq!(
+            run.dram_bytes,
+            cost.dram_bytes,
+            "{name}: DRAM of {{{}}}",
+            names()
+        );
+        assert!(
+            run.peak_bytes <= cost.buffer_bytes,
+            "{name}: peak {} > F_β {} for {{{}}}",
+            run.peak_bytes,
+            cost.buffer_bytes,
+            names()
+        );
+        let ratio = run.peak_bytes as f64 / cost.buffer_bytes as f64;
+        worst = worst.max(ratio);
+        sum += ratio;
+        equal += usize::from(run.peak_bytes == cost.buffer_bytes);
+    }
+    (worst, sum / 200.0, equal)
+}
+
 /// 200 random connected groups of each network: the simulator's DRAM equals F_D and its peak
 /// never exceeds F_β.
 #[test]
 fn simulator_agrees_with_lbdf_on_modern_groups() {
-    let config = CostConfig::kib(256).unwrap();
-    let lbdf = Lbdf::new(config);
-    let sim = BufferSimulator::new(config).with_timeline(false);
     for (k, name) in MODERN.iter().enumerate() {
         let Some(g) = load(name) else {
             return;
         };
-        let mut rng = ChaCha8Rng::seed_from_u64(4100 + k as u64);
-        let (mut worst, mut sum, mut equal) = (0.0f64, 0.0, 0);
-        for _ in 0..200 {
-            let size = rng.random_range(1..=40usize);
-            let group = fuselage::ir::sample::random_group(&g, size, &mut rng);
-            let cost = lbdf.evaluate(&g, &group).unwrap();
-            let run = sim.run(&g, &group).unwrap();
-            let names = || g.names(&group).join(", ");
-            assert_eq!(
-                run.dram_bytes,
-                cost.dram_bytes,
-                "{name}: DRAM of {{{}}}",
-                names()
-            );
-            assert!(
-                run.peak_bytes <= cost.buffer_bytes,
-                "{name}: peak {} > F_β {} for {{{}}}",
-                run.peak_bytes,
-                cost.buffer_bytes,
-                names()
-            );
-            let ratio = run.peak_bytes as f64 / cost.buffer_bytes as f64;
-            worst = worst.max(ratio);
-            sum += ratio;
-            equal += usize::from(run.peak_bytes == cost.buffer_bytes);
-        }
-        println!(
-            "| {name} | 200 | {worst:.4} | {:.4} | {equal} |",
-            sum / 200.0
-        );
+        let (worst, mean, equal) = check_random_groups(&g, 4100 + k as u64);
+        println!("| {name} | 200 | {worst:.4} | {mean:.4} | {equal} |");
     }
 }
 
@@ -126,15 +132,5 @@ fn simulator_agrees_with_lbdf_on_a_llama() {
         seq: 64,
     };
     let g = fuselage::zoo::build_llama("llama_small", &c).unwrap();
-    let config = CostConfig::kib(256).unwrap();
-    let (lbdf, sim) = (Lbdf::new(config), BufferSimulator::new(config));
-    let mut rng = ChaCha8Rng::seed_from_u64(4200);
-    for _ in 0..200 {
-        let size = rng.random_range(1..=40usize);
-        let group = fuselage::ir::sample::random_group(&g, size, &mut rng);
-        let cost = lbdf.evaluate(&g, &group).unwrap();
-        let run = sim.run(&g, &group).unwrap();
-        assert_eq!(run.dram_bytes, cost.dram_bytes, "{:?}", g.names(&group));
-        assert!(run.peak_bytes <= cost.buffer_bytes, "{:?}", g.names(&group));
-    }
+    check_random_groups(&g, 4200);
 }
