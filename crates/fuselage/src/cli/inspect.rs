@@ -1,5 +1,6 @@
 //! `fuselage inspect MODEL [--json] [--dot FILE]`.
 
+use super::common::ModelArgs;
 use anyhow::Context;
 use clap::Args;
 use fuselage::ir::Graph;
@@ -10,16 +11,8 @@ use std::path::PathBuf;
 /// Arguments of `fuselage inspect`.
 #[derive(Debug, Args)]
 pub struct InspectArgs {
-    /// A zoo network (vgg16, resnet18, ..., vit_tiny_patch16_224, bert_l4_h256, gpt2) or the
-    /// path of an .onnx file.
-    model: String,
-    /// Square input resolution for a zoo network, 32 to 16384 (default: the network's own).
-    #[arg(long, value_parser = clap::value_parser!(u64).range(32..=16_384))]
-    resolution: Option<u64>,
-    /// Tokens for a zoo text transformer (bert_*, gpt2*, *llama*), 1 to 1048576 (default: the
-    /// preset's own).
-    #[arg(long, value_name = "TOKENS", value_parser = clap::value_parser!(u64).range(1..=1_048_576))]
-    seq: Option<u64>,
+    #[command(flatten)]
+    model: ModelArgs,
     /// Print one JSON object instead of a table.
     #[arg(long)]
     json: bool,
@@ -67,7 +60,7 @@ fn summarise(g: &Graph) -> Summary {
 }
 
 pub fn run(a: InspectArgs) -> anyhow::Result<()> {
-    let g = fuselage::load_model_sized(&a.model, a.resolution, a.seq)?;
+    let g = a.model.load()?;
     if let Some(path) = &a.dot {
         std::fs::write(path, g.to_dot(None))
             .with_context(|| format!("writing {}", path.display()))?;
