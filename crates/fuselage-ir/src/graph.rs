@@ -63,10 +63,7 @@ pub struct Graph {
 impl Graph {
     /// The row axis of a node's or input's tensor (see [`crate::rows`]).
     pub fn row_axis(&self, s: Source) -> Option<usize> {
-        match s {
-            Source::Node(n) => self.rows[n.index()].axis,
-            Source::Input(i) => default_row_axis(&self.inputs[i.index()].shape),
-        }
+        row_axis_of(&self.rows, &self.inputs, s)
     }
 
     /// `H_t`: the rows of a tensor along its row axis (1 without one).
@@ -300,6 +297,15 @@ impl Graph {
     }
 }
 
+/// The row axis of `s`: a node's from its row flow, a graph input's the default of its rank
+/// (shared by the finished graph and its builder).
+fn row_axis_of(rows: &[RowFlow], inputs: &[GraphInput], s: Source) -> Option<usize> {
+    match s {
+        Source::Node(n) => rows[n.index()].axis,
+        Source::Input(i) => default_row_axis(&inputs[i.index()].shape),
+    }
+}
+
 /// The most elements a tensor, or a node's weights, may have: 2^48 (281 T), so that every
 /// byte count at up to 16 bytes per element, and every sum of them, fits in `u64`.
 pub const MAX_ELEMENTS: u64 = 1 << 48;
@@ -453,10 +459,7 @@ impl GraphBuilder {
             .iter()
             .map(|&s| RowInput {
                 shape: self.shape(s),
-                axis: match s {
-                    Source::Node(n) => self.rows[n.index()].axis,
-                    Source::Input(i) => default_row_axis(&self.inputs[i.index()].shape),
-                },
+                axis: row_axis_of(&self.rows, &self.inputs, s),
             })
             .collect();
         let mut flow = op.rows(&ins, &shape);
