@@ -1,7 +1,8 @@
 //! Regenerates `docs/searches.md`: for the twelve zoo CNNs at 128 KiB and 256 KiB, and the
 //! zoo presets of the five modern exports (ViT-Tiny, ConvNeXt-Atto, GhostNet, BERT and GPT-2
-//! at 4 layers) at 256 KiB and 2 MiB, under LBDF and BRR, the DRAM of the layer-by-layer plan, random search, local search and NSGA-II
-//! (budget 2,000, median of seeds 1, 2, 3) and the exact optimiser, beside the lower bound.
+//! at 4 layers) at 256 KiB and 2 MiB, under LBDF and BRR, the DRAM of the layer-by-layer
+//! plan, random search, local search and NSGA-II (budget 2,000, median of seeds 1, 2, 3) and
+//! the exact optimiser, beside the lower bound.
 //!
 //! `cargo run --release -p fuselage-search --example results > docs/searches.md`
 //! (`-- --quick` for a budget of 200 and two networks).
