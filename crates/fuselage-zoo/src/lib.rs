@@ -1,19 +1,21 @@
 //! # fuselage-zoo
 //!
-//! Reference networks built in code: the twelve CNNs of [`NAMES`], and the transformers and
-//! post-2020 CNNs of [`MODERN_NAMES`] (BERT, GPT-2, Llama, ViT, ConvNeXt, GhostNet; module
-//! `transformer`, `convnext`, `ghostnet`), parameterised by depth, width, heads, sequence
-//! length or image size ([`TextConfig`], [`LlamaConfig`], [`VitConfig`], [`ConvNextConfig`]) with named
-//! presets. Each transcribes its exporter's graph node for node: the CNNs are structurally
-//! identical to what torchvision 0.29's ONNX export gives (TorchScript exporter, opset 17,
-//! eval mode, `do_constant_folding=True`). In that export BatchNorm is folded into the preceding convolution (so every `Conv` has a
-//! bias), Dropout and stochastic depth disappear, SiLU becomes `Sigmoid` + `Mul(x, sigmoid(x))`
+//! Reference networks built in code: the twelve CNNs of [`NAMES`], the multi-branch
+//! Inception CNNs of [`WIDE_NAMES`] (Inception v3, GoogLeNet; module `inception`), and the
+//! transformers and post-2020 CNNs of [`MODERN_NAMES`] (BERT, GPT-2, Llama, ViT, ConvNeXt,
+//! GhostNet; module `transformer`, `convnext`, `ghostnet`), parameterised by depth, width,
+//! heads, sequence length or image size ([`TextConfig`], [`LlamaConfig`], [`VitConfig`],
+//! [`ConvNextConfig`]) with named presets. Each transcribes its exporter's graph node for
+//! node: the CNNs are structurally identical to what torchvision 0.29's ONNX export gives
+//! (TorchScript exporter, opset 17, eval mode, `do_constant_folding=True`). In that export
+//! BatchNorm is folded into the preceding convolution (so every `Conv` has a bias), Dropout and stochastic depth disappear, SiLU becomes `Sigmoid` + `Mul(x, sigmoid(x))`
 //! and `AdaptiveAvgPool2d(1)` becomes `GlobalAveragePool`.
 //!
 //! ## Design
 //!
 //! - One module per family (`vgg`, `squeezenet`, `resnet`, `mobilenet` for V2 and V3,
-//!   `efficientnet`, `deeplab`), each a transcription of the torchvision module tree.
+//!   `efficientnet`, `deeplab`, `inception` for v3 and GoogLeNet), each a transcription of
+//!   the torchvision module tree.
 //! - A shared helper (`scope`) reproduces the exporter's node names: a `Scope` is a module
 //!   path such as `/features/features.1/block`; `Scope::idx` descends into a
 //!   `Sequential` child (`block.0`), `Scope::attr` into a named attribute (`fc1`),
@@ -48,6 +50,7 @@ mod convnext;
 mod deeplab;
 mod efficientnet;
 mod ghostnet;
+mod inception;
 mod mobilenet;
 mod nodes;
 mod resnet;
@@ -70,7 +73,7 @@ pub enum ZooError {
     UnknownModel {
         /// The name asked for.
         name: String,
-        /// Every name the zoo knows ([`NAMES`]).
+        /// Every name the zoo knows ([`NAMES`], [`WIDE_NAMES`], [`MODERN_NAMES`]).
         valid: Vec<&'static str>,
     },
     /// An input resolution the network (or its export) cannot take.
@@ -115,6 +118,12 @@ pub const NAMES: [&str; 12] = [
     "efficientnet_b3",
     "deeplabv3_mobilenet_v3_large",
 ];
+
+/// The zoo's multi-branch Inception CNNs, torchvision's `inception_v3` (at 299×299) and
+/// `googlenet` (224×224), built with [`build`] or [`build_at`] like [`NAMES`]. They are kept
+/// out of [`NAMES`], the networks of the paper's tables and of the classifier's data set, so
+/// that those stay as they were.
+pub const WIDE_NAMES: [&str; 2] = ["inception_v3", "googlenet"];
 
 /// The zoo's transformers and post-2020 CNNs: text models take a sequence length
 /// ([`build_seq`]), vision transformers, ConvNeXts and GhostNet an image side ([`build_at`]).
@@ -269,7 +278,8 @@ pub fn build_vit(name: &str, c: &VitConfig) -> Result<Graph> {
     transformer::vit(name, c)
 }
 
-/// The smallest input side the zoo accepts (every network downsamples by 32 at most).
+/// The smallest input side the zoo accepts (every network downsamples by 32 at most;
+/// `inception_v3`, whose stem and reductions do not pad, needs 75).
 pub const MIN_RESOLUTION: u64 = 32;
 
 /// The largest input side the zoo accepts (a 16,384-pixel side is past any accelerator's
@@ -280,11 +290,13 @@ pub const MAX_RESOLUTION: u64 = 16_384;
 pub const MAX_SEQ: u64 = 1 << 20;
 
 /// The input side (height = width) a network is built at by [`build`]: 300 for
-/// `efficientnet_b3`, 512 for `deeplabv3_mobilenet_v3_large`, 224 for the rest; `None` for a
-/// name not in [`NAMES`].
+/// `efficientnet_b3`, 299 for `inception_v3`, 512 for `deeplabv3_mobilenet_v3_large`, 224 for
+/// the rest; `None` for a name the zoo does not know or a text model.
 pub fn default_resolution(name: &str) -> Option<u64> {
     match name {
         "efficientnet_b3" => Some(300),
+        "inception_v3" => Some(299),
+        "googlenet" => Some(224),
         "deeplabv3_mobilenet_v3_large" => Some(512),
         n if NAMES.contains(&n) => Some(224),
         "ghostnet_100" => Some(224),
@@ -297,7 +309,7 @@ pub fn default_resolution(name: &str) -> Option<u64> {
 /// Builds a network at its [`default_resolution`].
 ///
 /// # Errors
-/// [`ZooError::UnknownModel`] for a name not in [`NAMES`].
+/// [`ZooError::UnknownModel`] for a name the zoo does not know.
 pub fn build(name: &str) -> Result<Graph> {
     if let Some(c) = text_config(name) {
         return build_text(name, &c);
@@ -313,9 +325,9 @@ pub fn build(name: &str) -> Result<Graph> {
 /// its input `input`.
 ///
 /// # Errors
-/// [`ZooError::UnknownModel`] for a name not in [`NAMES`]; [`ZooError::BadResolution`] for a
-/// side under 32, or one the export cannot take (VGG's `AdaptiveAvgPool2d((7, 7))` exports
-/// only when the feature map is a multiple of 7).
+/// [`ZooError::UnknownModel`] for a name the zoo does not know; [`ZooError::BadResolution`]
+/// for a side under 32 (under 75 for `inception_v3`), or one the export cannot take (VGG's
+/// `AdaptiveAvgPool2d((7, 7))` exports only when the feature map is a multiple of 7).
 pub fn build_at(name: &str, resolution: u64) -> Result<Graph> {
     if resolution > MAX_RESOLUTION && !is_text(name) {
         return Err(ZooError::BadResolution {
@@ -342,7 +354,7 @@ pub fn build_at(name: &str, resolution: u64) -> Result<Graph> {
             reason: "a text model takes a sequence length (--seq), not a resolution".into(),
         });
     }
-    if !NAMES.contains(&name) {
+    if !NAMES.contains(&name) && !WIDE_NAMES.contains(&name) {
         return Err(unknown(name));
     }
     if resolution < MIN_RESOLUTION {
@@ -366,6 +378,8 @@ pub fn build_at(name: &str, resolution: u64) -> Result<Graph> {
         "efficientnet_b0" => efficientnet::efficientnet(name, efficientnet::Variant::B0, r),
         "efficientnet_b3" => efficientnet::efficientnet(name, efficientnet::Variant::B3, r),
         "deeplabv3_mobilenet_v3_large" => deeplab::deeplabv3_mobilenet_v3_large(r),
+        "inception_v3" => inception::inception_v3(r),
+        "googlenet" => inception::googlenet(r),
         _ => Err(unknown(name)),
     }
 }
@@ -373,7 +387,12 @@ pub fn build_at(name: &str, resolution: u64) -> Result<Graph> {
 fn unknown(name: &str) -> ZooError {
     ZooError::UnknownModel {
         name: name.to_string(),
-        valid: NAMES.iter().chain(&MODERN_NAMES).copied().collect(),
+        valid: NAMES
+            .iter()
+            .chain(&WIDE_NAMES)
+            .chain(&MODERN_NAMES)
+            .copied()
+            .collect(),
     }
 }
 

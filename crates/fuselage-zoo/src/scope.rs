@@ -60,6 +60,17 @@ impl Scope {
     pub(crate) fn op(&self, op_type: &str) -> String {
         format!("{}/{op_type}", self.path)
     }
+
+    /// The name of the `n`-th (from 0) op of type `op_type` run directly in this scope: the
+    /// exporter keeps node names unique by suffixing repeats, `Concat`, then `Concat_1`,
+    /// `Concat_2`.
+    pub(crate) fn op_nth(&self, op_type: &str, n: usize) -> String {
+        if n == 0 {
+            self.op(op_type)
+        } else {
+            format!("{}/{op_type}_{n}", self.path)
+        }
+    }
 }
 
 /// An activation (or gate) as torchvision modules apply it.
@@ -110,7 +121,19 @@ impl Net {
 
     /// The op `op` run in `scope` on `inputs`, named after its ONNX op type.
     pub(crate) fn op(&mut self, scope: &Scope, op: Op, inputs: &[Source]) -> Result<Source> {
-        let name = scope.op(op.kind().name());
+        self.op_nth(scope, op, inputs, 0)
+    }
+
+    /// The `n`-th (from 0) op of its type run in `scope` on `inputs` ([`Scope::op_nth`]), for
+    /// a forward that calls the same functional op more than once.
+    pub(crate) fn op_nth(
+        &mut self,
+        scope: &Scope,
+        op: Op,
+        inputs: &[Source],
+        n: usize,
+    ) -> Result<Source> {
+        let name = scope.op_nth(op.kind().name(), n);
         Ok(self.b.node(name, op, inputs)?)
     }
 
@@ -246,6 +269,9 @@ mod tests {
         assert_eq!(b.call("relu", 2).op("Relu"), "/layer1/layer1.0/relu_2/Relu");
         assert_eq!(b.op("Add"), "/layer1/layer1.0/Add");
         assert_eq!(Scope::root().op("Flatten"), "/Flatten");
+        let e = Scope::root().attr("Mixed_7b");
+        assert_eq!(e.op_nth("Concat", 0), "/Mixed_7b/Concat");
+        assert_eq!(e.op_nth("Concat", 2), "/Mixed_7b/Concat_2");
     }
 
     #[test]
