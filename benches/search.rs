@@ -1,8 +1,9 @@
-//! Search benchmarks: NSGA-II throughput on ResNet-152 with a `Cached` model, the exact
-//! optimiser on ResNet-152, and a 2,000-plan NSGA-II on EfficientNet-B3.
+//! Search benchmarks: NSGA-II throughput on ResNet-152 with a `Cached` model, a 2,000-plan
+//! NSGA-II on EfficientNet-B3, and the exact optimiser on ResNet-152, on Inception-v3 and on
+//! GPT-2 (12 layers, width 768, 1,024 tokens) at 128 KiB and 2 MiB under both models.
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use fuselage_cost::{Cached, CostConfig, Lbdf};
+use fuselage_cost::{Brr, Cached, CostConfig, CostModel, Lbdf};
 use fuselage_search::{Budget, Nsga2, Optimal, Problem, SearchStrategy};
 use fuselage_split::RandomSplitter;
 use std::hint::black_box;
@@ -41,5 +42,37 @@ fn searches(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, searches);
+/// The exact optimiser on the two wide networks of the scale issue, a fresh cache each run.
+fn optimal_wide(c: &mut Criterion) {
+    let mut group = c.benchmark_group("optimal");
+    group.sample_size(10);
+    for net in ["inception_v3", "gpt2"] {
+        let g = if net == "gpt2" {
+            fuselage_zoo::build_seq(net, 1024).expect("zoo network")
+        } else {
+            fuselage_zoo::build(net).expect("zoo network")
+        };
+        for kib in [128, 2048] {
+            let cfg = CostConfig::kib(kib).expect("a size");
+            for fusion in ["lbdf", "brr"] {
+                group.bench_function(format!("{net}_{fusion}_{kib}KiB"), |b| {
+                    b.iter(|| {
+                        let model: Cached<Box<dyn CostModel>> = Cached::new(if fusion == "lbdf" {
+                            Box::new(Lbdf::new(cfg))
+                        } else {
+                            Box::new(Brr::new(cfg))
+                        });
+                        let splitter = RandomSplitter::new(&model);
+                        let p = Problem::new(&g, &model, &splitter).expect("problem");
+                        let budget = Budget::new(1).expect("budget");
+                        black_box(Optimal::default().run(&p, &budget, 0).expect("runs").score)
+                    })
+                });
+            }
+        }
+    }
+    group.finish();
+}
+
+criterion_group!(benches, searches, optimal_wide);
 criterion_main!(benches);

@@ -60,21 +60,39 @@ impl Brr {
     }
 
     /// The largest `h` in `[1, h_max]` with `extra + F(h) < β`, given that `h = 1` qualifies.
+    ///
+    /// `F` is close to linear in `h`, so the search guesses by interpolation between the
+    /// bracket's ends, and bisects every other step to keep `O(log h_max)` passes when it is
+    /// not; the answer is the same as plain bisection's.
     fn largest_tile(&self, view: &mut View, h_max: u64, extra: u64) -> (u64, u64) {
         let (mut lo, mut hi) = (1, h_max);
         let mut f_lo = view.brr(1, h_max);
-        if self.config.fits(extra + view.brr(h_max, h_max)) {
-            return (h_max, view.brr(h_max, h_max));
+        let mut f_hi = view.brr(h_max, h_max);
+        if self.config.fits(extra + f_hi) {
+            return (h_max, f_hi);
         }
         // Invariant: lo qualifies, hi does not.
+        let target = self.config.buffer_bytes().saturating_sub(extra);
+        let mut interpolate = true;
         while hi - lo > 1 {
-            let mid = lo + (hi - lo) / 2;
+            let mid = if interpolate && f_hi > f_lo {
+                // The h at which the line through (lo, F(lo)) and (hi, F(hi)) reaches β - extra.
+                let span = u128::from(hi - lo);
+                let rise = u128::from(f_hi - f_lo);
+                let room = u128::from(target.saturating_sub(f_lo));
+                let step = (room * span / rise).min(span) as u64;
+                (lo + step).clamp(lo + 1, hi - 1)
+            } else {
+                lo + (hi - lo) / 2
+            };
+            interpolate = !interpolate;
             let f = view.brr(mid, h_max);
             if self.config.fits(extra + f) {
                 lo = mid;
                 f_lo = f;
             } else {
                 hi = mid;
+                f_hi = f;
             }
         }
         (lo, f_lo)
@@ -140,6 +158,17 @@ impl CostModel for Brr {
         with_scratch(|s| {
             s.view.build(g, group, self.config.element_bytes())?;
             Ok(self.run(&mut s.view))
+        })
+    }
+
+    /// `F(1)` without the rows group outputs ask for themselves (see
+    /// [`CostModel::buffer_floor`]): validity asks `F(1) < β`, and every other ask of a
+    /// one-row tile, receptive fields included, only grows with the group. Weights are left
+    /// out: BRR may stream them.
+    fn buffer_floor(&self, g: &Graph, group: &NodeSet) -> Result<u64> {
+        with_scratch(|s| {
+            s.view.build(g, group, self.config.element_bytes())?;
+            Ok(s.view.brr_floor())
         })
     }
 

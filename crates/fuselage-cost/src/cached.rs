@@ -206,7 +206,10 @@ impl<C: CostModel> Cached<C> {
     fn shard(&self, group: &NodeSet) -> &RwLock<Map> {
         let mut h = FxHasher::default();
         group.hash(&mut h);
-        &self.shards[(h.finish() >> 60) as usize % SHARDS]
+        // Middle bits: each shard's map hashes the same way and takes its tag from the top
+        // seven bits and its bucket from the bottom ones, so sharding by either would leave
+        // every key of a shard sharing them (and lookups comparing many more keys).
+        &self.shards[(h.finish() >> 32) as usize % SHARDS]
     }
 }
 
@@ -238,5 +241,11 @@ impl<C: CostModel> CostModel for Cached<C> {
     fn breakdown(&self, g: &Graph, group: &NodeSet) -> Result<Option<Vec<TensorCost>>> {
         self.check_graph(g)?;
         self.inner.breakdown(g, group)
+    }
+
+    /// Not memoised: the optimiser asks it once per invalid group it considers growing.
+    fn buffer_floor(&self, g: &Graph, group: &NodeSet) -> Result<u64> {
+        self.check_graph(g)?;
+        self.inner.buffer_floor(g, group)
     }
 }

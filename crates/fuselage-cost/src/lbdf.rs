@@ -125,6 +125,17 @@ impl CostModel for Lbdf {
         })
     }
 
+    /// `W` plus the activation floor (see [`CostModel::buffer_floor`]): the weights stay on
+    /// chip, and every tensor keeps a band of at least one row.
+    fn buffer_floor(&self, g: &Graph, group: &NodeSet) -> Result<u64> {
+        with_scratch(|s| {
+            s.view.build(g, group, self.config.element_bytes())?;
+            Ok(s.view
+                .weight_bytes
+                .saturating_add(s.view.activation_floor()))
+        })
+    }
+
     fn breakdown(&self, g: &Graph, group: &NodeSet) -> Result<Option<Vec<TensorCost>>> {
         with_scratch(|s| {
             let v = &mut s.view;

@@ -145,6 +145,21 @@ pub trait CostModel: Send + Sync {
     fn dram(&self, g: &Graph, group: &NodeSet) -> Result<u64> {
         Ok(self.evaluate(g, group)?.dram_bytes)
     }
+
+    /// A floor under `F_β`: a number no greater than `F_β` of `group` *or of any connected
+    /// group that contains it*. When the floor does not fit (`≥ β`), no group grown from
+    /// `group` is valid, and a search that grows groups (the exact optimiser) stops there.
+    ///
+    /// The default, 0, is always correct. LBDF's floor is `W` plus one row of every tensor the
+    /// group touches (the whole tensor where a member reads it whole); BRR's is the same
+    /// without `W`, which BRR may stream. Both only grow as members are added.
+    ///
+    /// # Errors
+    /// As [`evaluate`](CostModel::evaluate).
+    fn buffer_floor(&self, g: &Graph, group: &NodeSet) -> Result<u64> {
+        let _ = (g, group);
+        Ok(0)
+    }
 }
 
 macro_rules! forward {
@@ -161,6 +176,9 @@ macro_rules! forward {
             }
             fn breakdown(&self, g: &Graph, group: &NodeSet) -> Result<Option<Vec<TensorCost>>> {
                 (**self).breakdown(g, group)
+            }
+            fn buffer_floor(&self, g: &Graph, group: &NodeSet) -> Result<u64> {
+                (**self).buffer_floor(g, group)
             }
         }
     )*};

@@ -247,6 +247,30 @@ impl View {
         Ok(())
     }
 
+    /// The activation floor: of every tensor the group touches, the rows its widest reader's
+    /// window spans (one row when nothing in the group reads it; all rows when a member reads
+    /// it whole). LBDF keeps at least a window's span of a tensor in its band and BRR asks at
+    /// least `k` rows of it for a one-row tile, and a larger group touches a superset of
+    /// tensors through a superset of ports, so this never exceeds the activation footprint of
+    /// the group or of any group containing it.
+    pub fn activation_floor(&mut self) -> u64 {
+        self.asks.clear();
+        self.asks.resize(self.tensors.len(), 1);
+        for port in &self.ports {
+            let t = port.tensor as usize;
+            let want = match port.window {
+                Window::Rows { k, .. } => u64::try_from(k).unwrap_or(1),
+                Window::Whole => u64::MAX,
+            };
+            self.asks[t] = self.asks[t].max(want);
+        }
+        self.tensors
+            .iter()
+            .zip(&self.asks)
+            .map(|(t, &ask)| ask.clamp(1, t.h.max(1)).saturating_mul(t.row))
+            .fold(0, u64::saturating_add)
+    }
+
     /// `(I, O)`: bytes of `In(φ)` and of `Out(φ)`.
     pub fn io_bytes(&self) -> (u64, u64) {
         let (mut i, mut o) = (0, 0);
@@ -317,6 +341,18 @@ impl View {
     /// The BRR backward pass for tiles of `h` rows of the tallest output; fills
     /// [`View::rows`] and returns `F(h) = Σ rows_t · row(t)`.
     pub fn brr(&mut self, h: u64, h_max: u64) -> u64 {
+        self.brr_pass(h, h_max, true)
+    }
+
+    /// BRR's floor: the pass for one-row tiles without the rows a group output asks for its
+    /// own sake. Every other ask only grows as members are added (a new consumer adds an ask;
+    /// a consumer's rows grow, so its window over its input grows), so this never exceeds
+    /// `F(1)` of the group or of any group containing it.
+    pub fn brr_floor(&mut self) -> u64 {
+        self.brr_pass(1, 1, false)
+    }
+
+    fn brr_pass(&mut self, h: u64, h_max: u64, out_asks: bool) -> u64 {
         let n = self.tensors.len();
         let m = self.members.len();
         self.asks.clear();
@@ -327,7 +363,7 @@ impl View {
         for i in (0..m).rev() {
             let t = self.tensors[i];
             let mut ask = self.asks[i];
-            if t.kind == TensorKind::Out {
+            if out_asks && t.kind == TensorKind::Out {
                 ask = ask.max((h * t.h).div_ceil(h_max));
             }
             let rows = ask.clamp(1, t.h.max(1));

@@ -69,6 +69,11 @@ impl CostModel for WholeTensor {
         })
     }
 
+    /// `F_β` itself: the weights and every tensor touched, whole, only grow with the group.
+    fn buffer_floor(&self, g: &Graph, group: &NodeSet) -> Result<u64> {
+        Ok(self.evaluate(g, group)?.buffer_bytes)
+    }
+
     fn breakdown(&self, g: &Graph, group: &NodeSet) -> Result<Option<Vec<TensorCost>>> {
         with_scratch(|s| {
             let v = &mut s.view;

@@ -143,3 +143,31 @@ fn grow_inside(g: &Graph, group: &NodeSet, rng: &mut ChaCha8Rng) -> NodeSet {
     }
     a
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    /// The optimiser stops growing a group whose floor does not fit, so the floor must never
+    /// exceed `F_β` (LBDF, both readings) or `F(1)` (BRR) of any connected group containing it.
+    #[test]
+    fn buffer_floor_bounds_every_larger_group((g, seed) in dag()) {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        prop_assume!(g.len() >= 3);
+        let full = NodeSet::full(g.len());
+        let big = grow_inside(&g, &full, &mut rng);
+        prop_assume!(big.len() >= 2);
+        let small = grow_inside(&g, &big, &mut rng);
+        let config = CostConfig::new(1 << 20).unwrap();
+        for lbdf in [Lbdf::new(config), Lbdf::literal(config)] {
+            let floor = lbdf.buffer_floor(&g, &small).unwrap();
+            prop_assert!(floor <= lbdf.evaluate(&g, &small).unwrap().buffer_bytes);
+            prop_assert!(floor <= lbdf.evaluate(&g, &big).unwrap().buffer_bytes);
+        }
+        let brr = Brr::new(config);
+        let floor = brr.buffer_floor(&g, &small).unwrap();
+        for grp in [&small, &big] {
+            let f1 = brr.evaluate(&g, grp).unwrap().tiling.unwrap().min_footprint_bytes;
+            prop_assert!(floor <= f1, "floor {} > F(1) {}", floor, f1);
+        }
+    }
+}

@@ -19,16 +19,37 @@
 //! **1. Every plan whose groups have at most `max_group` nodes (default 64).** Take the groups of
 //! any valid plan in a topological order of its graph of groups: the nodes covered so far always
 //! form a *down-set* (a set closed under predecessors). So the programme's states are the
-//! down-sets reached so far, and a step adds any extension `E` of at most `max_group` nodes that
-//! keeps a down-set, its components becoming groups (each valid or an unfusable singleton):
+//! down-sets reached so far, and a step adds one connected group `E` of at most `max_group`
+//! nodes that keeps a down-set (valid, or an unfusable singleton):
 //!
 //! ```text
 //! best[∅] = 0
-//! best[D ∪ E] = min over D, E of best[D] + Σ F_D(c) over the components c of E
+//! best[D ∪ E] = min over D, E of best[D] + F_D(E)
 //! ```
 //!
-//! This is exact over that whole family; CNNs are narrow (a residual block has two branches, an
-//! ASPP head five), so the down-sets within `max_group` nodes of a state stay few.
+//! This is exact over that whole family. Three things keep it fast on wide graphs, none of which
+//! gives up exactness:
+//! - **Connected steps, grown by closure.** The extensions of `D` are generated from a source of
+//!   the rest by adding a consumer together with its uncovered ancestors, so only connected
+//!   down-closed sets are ever built. (Adding any node with its components becoming groups, as
+//!   this programme once did, visits every combination of branch prefixes of an Inception
+//!   module; the components are steps of their own.)
+//! - **Buffer floors.** An extension whose [`buffer_floor`](fuselage_cost::CostModel::buffer_floor)
+//!   does not fit is not grown further: no group containing it can be valid.
+//! - **A bound.** The order programmes (family 2) run first; a state whose cost plus the
+//!   traffic the rest must move ([`remaining_lower_bound`]) reaches their best plan is not
+//!   extended, since no plan through it can beat that plan.
+//!
+//! The states of one size are expanded in parallel, each extension generation is costed in
+//! parallel, and the results are merged in a fixed order, so the plan is the same whatever the
+//! thread count.
+//!
+//! **Where it is still slow.** The family holds every connected group of up to `max_group`
+//! nodes that fits. Where most of them fit, their number is the work: BRR streams weights, so
+//! on Llama-class decoders (16–22 layers, 2,048 tokens) at both 128 KiB and 2 MiB, and on
+//! Inception-v3 at 2 MiB, millions of distinct groups are valid and the programme takes 4–10 s
+//! on two cores (see `docs/optimal.md`). There, [`Budget::with_time_limit`] makes it an anytime
+//! solver that returns the best order plan with the proven lower bound.
 //!
 //! **2. Larger groups, along candidate orders.** For one topological order π, the best plan whose
 //! groups are the components of consecutive segments of π (at most `max_segment` nodes, default
@@ -45,11 +66,12 @@
 //! So, exactly: no plan whose groups all have at most `max_group` nodes, and no plan contiguous
 //! in a candidate order within the segment limits above, moves less DRAM than the result.
 //!
-//! Complexity: family 1 costs O(states · extensions) cost-model calls, family 2
-//! O(orders · n · max_segment); both go through the problem's (cached) model.
+//! Complexity: family 1 costs O(states · connected extensions) cost-model calls, family 2
+//! O(orders · n · max_segment); both go through the problem's (cached) model. A segment whose
+//! component's buffer floor does not fit ends the extension of its start at once.
 
 use crate::error::Result;
-use crate::problem::Problem;
+use crate::problem::{Problem, remaining_lower_bound};
 use crate::strategy::{Budget, SearchResult, SearchStrategy, StopReason};
 use fuselage_ir::sample::{components, random_topological_order};
 use fuselage_ir::{Graph, NodeId, NodeSet, Plan};
@@ -168,14 +190,15 @@ impl Optimal {
                 segment.insert(order[j]);
                 costed += 1;
                 match segment_cost(p, &segment)? {
-                    Some(c) => {
+                    Segment::Fits(c) => {
                         misses = 0;
                         if best[i] + c < best[j + 1] {
                             best[j + 1] = best[i] + c;
                             from[j + 1] = i;
                         }
                     }
-                    None => {
+                    Segment::Inadmissible { dead: true } => break,
+                    Segment::Inadmissible { dead: false } => {
                         misses += 1;
                         if misses >= self.patience.max(1) {
                             break;
@@ -221,102 +244,248 @@ impl Optimal {
     /// # Errors
     /// When the cost model fails.
     pub fn best_over_downsets(&self, p: &Problem<'_>) -> Result<(Plan, u64, u64)> {
-        // Without a deadline the programme always completes.
-        Ok(self
-            .downsets_until(p, None)?
-            .unwrap_or((Plan::default(), u64::MAX, 0)))
+        // Without a deadline or a bound the programme always completes with a plan.
+        Ok(match self.downsets_until(p, None, u64::MAX)? {
+            Downsets::Found(plan, cost, costed) => (plan, cost, costed),
+            Downsets::NoneBelow(costed) => (Plan::default(), u64::MAX, costed),
+            Downsets::GaveUp => (Plan::default(), u64::MAX, 0),
+        })
     }
 
-    /// [`Optimal::best_over_downsets`], given up (`None`) when `deadline` passes.
+    /// [`Optimal::best_over_downsets`], given up when `deadline` passes, looking only for plans
+    /// that move less than `upper` bytes.
+    ///
+    /// **Bound.** A state `D` is not extended when `best[D]` plus the traffic the rest must
+    /// move ([`remaining_lower_bound`]) already reaches `upper`: every plan through `D` costs
+    /// at least that. With `upper` the best order plan, this leaves the programme exact: a
+    /// plan of the family that beats `upper` passes only through states below the bound.
+    ///
+    /// A step adds one *connected* group `E` to the down-set `D`, with `D ∪ E` again a
+    /// down-set. Such extensions are generated without visiting any other set: start from a
+    /// source of the rest of the graph and repeatedly add a consumer `w` of `E` together with
+    /// the not-yet-covered ancestors of `w` (its closure). Every connected extension is reached
+    /// this way: if `E` is one and `E₀ ⊂ E` is a connected down-closed part, some node `w` of
+    /// `E` outside `E₀` touches `E₀`, it must be a consumer (producers of `E₀` are covered),
+    /// and its closure lies inside `E`. A disconnected extension is never needed: its
+    /// components are steps of their own. On an Inception module with four branches this visits
+    /// a few extensions per state instead of every combination of branch prefixes.
     fn downsets_until(
         &self,
         p: &Problem<'_>,
         deadline: Option<std::time::Instant>,
-    ) -> Result<Option<(Plan, u64, u64)>> {
-        use std::collections::{BTreeMap, HashMap, HashSet};
+        upper: u64,
+    ) -> Result<Downsets> {
+        use rayon::prelude::*;
+        use std::collections::BTreeMap;
+        use std::collections::hash_map::Entry;
         let g = p.graph();
         let n = g.len();
-        let preds: Vec<Vec<NodeId>> = g.node_ids().map(|v| g.producers(v).collect()).collect();
+        let net = Net::of(g);
+        let element_bytes = p.model().config().element_bytes();
         // best[D] = (cost of covering D, the down-set D came from).
-        let mut best: HashMap<NodeSet, (u64, NodeSet)> = HashMap::new();
+        let mut best: FxMap<NodeSet, (u64, NodeSet)> = FxMap::default();
         let empty = NodeSet::new(n);
         best.insert(empty.clone(), (0, empty.clone()));
         let mut by_size: BTreeMap<usize, Vec<NodeSet>> = BTreeMap::new();
         by_size.entry(0).or_default().push(empty);
         let mut costed = 0u64;
-        let full = NodeSet::full(n);
+        let out_of_time = || deadline.is_some_and(|t| std::time::Instant::now() >= t);
+        // States of one size do not lead to each other: they are expanded in parallel, and
+        // their extensions merged in the layer's order, so the result is the same whatever the
+        // thread count.
         while let Some((&size, _)) = by_size.iter().next() {
             let layer = by_size.remove(&size).unwrap_or_default();
-            for d in layer {
-                if deadline.is_some_and(|t| std::time::Instant::now() >= t) {
-                    return Ok(None);
-                }
-                let base = best[&d].0;
-                // Every down-set extension E of D with |E| <= max_segment, depth first.
-                let mut seen: HashSet<NodeSet> = HashSet::new();
-                let mut stack = vec![NodeSet::new(n)];
-                while let Some(e) = stack.pop() {
-                    if !e.is_empty() {
-                        costed += 1;
-                        if let Some(c) = segment_cost(p, &e)? {
-                            let next = d.union(&e);
-                            let total = base + c;
-                            let entry = best.entry(next.clone());
-                            match entry {
-                                std::collections::hash_map::Entry::Occupied(mut o) => {
-                                    if total < o.get().0 {
-                                        o.insert((total, d.clone()));
-                                    }
-                                }
-                                std::collections::hash_map::Entry::Vacant(v) => {
-                                    v.insert((total, d.clone()));
-                                    by_size.entry(next.len()).or_default().push(next);
-                                }
+            if out_of_time() {
+                return Ok(Downsets::GaveUp);
+            }
+            let expanded: Vec<Result<Expansion>> = layer
+                .par_iter()
+                .map(|d| {
+                    let base = best[d].0;
+                    if upper != u64::MAX
+                        && base.saturating_add(remaining_lower_bound(g, element_bytes, d)) >= upper
+                    {
+                        return Ok(Expansion::default());
+                    }
+                    self.expand(p, &net, d, base, upper)
+                })
+                .collect();
+            for (d, found) in layer.iter().zip(expanded) {
+                let found = found?;
+                costed += found.costed;
+                for (next, total) in found.steps {
+                    match best.entry(next) {
+                        Entry::Occupied(mut o) => {
+                            if total < o.get().0 {
+                                o.insert((total, d.clone()));
                             }
                         }
-                    }
-                    if e.len() >= self.max_group.max(1) {
-                        continue;
-                    }
-                    let done = d.union(&e);
-                    for v in full.difference(&done).iter() {
-                        if preds[v.index()].iter().all(|u| done.contains(*u)) {
-                            let mut bigger = e.clone();
-                            bigger.insert(v);
-                            if seen.insert(bigger.clone()) {
-                                stack.push(bigger);
-                            }
+                        Entry::Vacant(v) => {
+                            let len = v.key().len();
+                            by_size.entry(len).or_default().push(v.key().clone());
+                            v.insert((total, d.clone()));
                         }
                     }
                 }
             }
         }
-        let (cost, _) = best
-            .get(&NodeSet::full(n))
-            .cloned()
-            .unwrap_or((u64::MAX, NodeSet::new(n)));
+        let Some(&(cost, _)) = best.get(&NodeSet::full(n)) else {
+            return Ok(Downsets::NoneBelow(costed));
+        };
         let mut groups = Vec::new();
         let mut cur = NodeSet::full(n);
         while !cur.is_empty() {
             let prev = best[&cur].1.clone();
-            groups.extend(components(g, &cur.difference(&prev)));
+            groups.push(cur.difference(&prev));
             cur = prev;
         }
         groups.reverse();
-        Ok(Some((Plan::new(groups), cost, costed)))
+        Ok(Downsets::Found(Plan::new(groups), cost, costed))
+    }
+
+    /// Every admissible connected extension `E` of the down-set `d` (see
+    /// [`Optimal::best_over_downsets`]), as `(d ∪ E, base + F_D(E))` below `upper`.
+    ///
+    /// Extensions are grown breadth first, one node-closure at a time; each generation is
+    /// costed in parallel, and the next one generated in order, so the result does not depend
+    /// on the thread count.
+    fn expand(
+        &self,
+        p: &Problem<'_>,
+        net: &Net,
+        d: &NodeSet,
+        base: u64,
+        upper: u64,
+    ) -> Result<Expansion> {
+        use rayon::prelude::*;
+        let g = p.graph();
+        let n = g.len();
+        let max_group = self.max_group.max(1);
+        let mut out = Expansion::default();
+        let mut seen: FxSet<NodeSet> = FxSet::default();
+        let mut level: Vec<NodeSet> = g
+            .node_ids()
+            .filter(|&s| !d.contains(s) && net.preds[s.index()].iter().all(|&u| d.contains(u)))
+            .map(|s| NodeSet::singleton(n, s))
+            .collect();
+        let mut closure: Vec<NodeId> = Vec::new();
+        while !level.is_empty() {
+            out.costed += level.len() as u64;
+            // Each extension's F_D (when admissible) and whether a larger one might fit.
+            let costs: Vec<Result<(Option<u64>, bool)>> = level
+                .par_iter()
+                .map(|e| {
+                    let dram = p.admissible_dram(e)?;
+                    let grow = e.len() < max_group && (dram.is_some() || p.fits_somewhere(e)?);
+                    Ok((dram, grow))
+                })
+                .collect();
+            let mut next = Vec::new();
+            for (e, cost) in level.iter().zip(costs) {
+                let (dram, grow) = cost?;
+                if let Some(total) = dram.map(|dram| base + dram).filter(|&t| t < upper) {
+                    out.steps.push((d.union(e), total));
+                }
+                if !grow {
+                    continue;
+                }
+                for v in e.iter() {
+                    for &w in &net.succs[v.index()] {
+                        if d.contains(w) || e.contains(w) {
+                            continue;
+                        }
+                        // E ∪ closure(w): w and its ancestors not yet covered.
+                        let mut bigger = e.clone();
+                        closure.clear();
+                        closure.push(w);
+                        bigger.insert(w);
+                        while let Some(x) = closure.pop() {
+                            for &u in &net.preds[x.index()] {
+                                if !d.contains(u) && bigger.insert(u) {
+                                    closure.push(u);
+                                }
+                            }
+                        }
+                        if bigger.len() <= max_group && seen.insert(bigger.clone()) {
+                            next.push(bigger);
+                        }
+                    }
+                }
+            }
+            level = next;
+        }
+        Ok(out)
     }
 }
 
-/// `Σ F_D` of the segment's components, or `None` when one is inadmissible.
-fn segment_cost(p: &Problem<'_>, segment: &NodeSet) -> Result<Option<u64>> {
+type Fx = std::hash::BuildHasherDefault<fuselage_cost::FxHasher>;
+type FxMap<K, V> = std::collections::HashMap<K, V, Fx>;
+type FxSet<K> = std::collections::HashSet<K, Fx>;
+
+/// Producers and (distinct) consumers of every node, by index.
+struct Net {
+    preds: Vec<Vec<NodeId>>,
+    succs: Vec<Vec<NodeId>>,
+}
+
+impl Net {
+    fn of(g: &Graph) -> Net {
+        Net {
+            preds: g.node_ids().map(|v| g.producers(v).collect()).collect(),
+            succs: g
+                .node_ids()
+                .map(|v| {
+                    let mut c: Vec<NodeId> = g.consumers(v).iter().map(|&(c, _)| c).collect();
+                    c.dedup();
+                    c
+                })
+                .collect(),
+        }
+    }
+}
+
+/// What expanding one down-set found.
+#[derive(Default)]
+struct Expansion {
+    /// `(D ∪ E, cost)` for every admissible extension below the bound, in the order found.
+    steps: Vec<(NodeSet, u64)>,
+    /// Extensions costed.
+    costed: u64,
+}
+
+/// How the down-set programme ended.
+enum Downsets {
+    /// The best plan of the family below the bound, its DRAM and the extensions costed.
+    Found(Plan, u64, u64),
+    /// No plan of the family moves less than the bound (after this many extensions).
+    NoneBelow(u64),
+    /// The deadline passed.
+    GaveUp,
+}
+
+/// What a segment of an order costs.
+enum Segment {
+    /// `Σ F_D` of its components, all admissible.
+    Fits(u64),
+    /// A component is inadmissible; `dead` when its buffer floor does not fit, so that no
+    /// longer segment from the same start (whose components contain this one) fits either.
+    Inadmissible { dead: bool },
+}
+
+/// `Σ F_D` of the segment's components, or why it has none.
+fn segment_cost(p: &Problem<'_>, segment: &NodeSet) -> Result<Segment> {
     let mut total = 0;
     for c in components(p.graph(), segment) {
-        if !p.admissible(&c)? {
-            return Ok(None);
+        match p.admissible_dram(&c)? {
+            Some(dram) => total += dram,
+            None => {
+                return Ok(Segment::Inadmissible {
+                    dead: !p.fits_somewhere(&c)?,
+                });
+            }
         }
-        total += p.model().dram(p.graph(), &c)?;
     }
-    Ok(Some(total))
+    Ok(Segment::Fits(total))
 }
 
 impl SearchStrategy for Optimal {
@@ -324,54 +493,80 @@ impl SearchStrategy for Optimal {
         "optimal"
     }
 
-    /// Runs both programmes (see the module docs) and returns the better plan. The budget's
+    /// Runs both programmes (see the module docs) and returns the better plan: the order
+    /// programmes first, then the down-set programme bounded by their best plan. The budget's
     /// evaluations are not consumed (the work is fixed by the families); `evaluations` counts
-    /// the candidate sets costed, and the history holds the best DRAM after the down-set
-    /// programme and after each order.
+    /// the candidate sets costed, and the history holds the best DRAM after each order and
+    /// after the down-set programme.
     ///
-    /// With a time limit ([`Budget::with_time_limit`]) it is an anytime solver: the down-set
-    /// programme is given up when the limit passes, the order programmes stop between orders,
-    /// and the best plan so far comes back with [`StopReason::TimeLimit`] (not proven). The
-    /// first order (the graph's own) always runs, so a plan always comes back.
+    /// With a time limit ([`Budget::with_time_limit`]) it is an anytime solver: the order
+    /// programmes stop between orders, the down-set programme is given up when the limit
+    /// passes, and the best plan so far comes back with [`StopReason::TimeLimit`] (not
+    /// proven). The first order (the graph's own) always runs, so a plan always comes back.
     fn run(&self, p: &Problem<'_>, budget: &Budget<'_>, seed: u64) -> Result<SearchResult> {
+        use rayon::prelude::*;
         let g = p.graph();
         let orders = self.candidate_orders(g, seed);
         let steps = orders.len() as u64 + 1;
         let mut stop = StopReason::Exhausted;
         let mut evaluations = 0;
-        let mut best = None;
+        let mut best: Option<(Plan, crate::problem::Score)> = None;
         let mut history = Vec::new();
-        match self.downsets_until(p, budget.deadline())? {
-            Some((plan, _, costed)) => {
-                evaluations += costed;
-                let score = p.score(&plan)?;
-                history.push(score.dram_bytes);
-                best = Some((plan, score));
-            }
-            None => stop = StopReason::TimeLimit,
-        }
-        budget.report(budget.evaluations() / steps);
-        for (k, order) in orders.iter().enumerate() {
-            if best.is_some() && budget.expired() {
+        // The orders run in parallel and are compared in their own order: the same plan comes
+        // back whatever the thread count. Past the time limit an order is skipped (the first
+        // always runs).
+        let done = std::sync::atomic::AtomicU64::new(0);
+        let results: Vec<Result<Option<(Plan, u64)>>> = orders
+            .par_iter()
+            .enumerate()
+            .map(|(k, order)| {
+                if k > 0 && budget.expired() {
+                    return Ok(None);
+                }
+                let (plan, _, costed) = self.best_for_order(p, order)?;
+                let finished = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+                budget.report((finished * budget.evaluations()) / steps);
+                Ok(Some((plan, costed)))
+            })
+            .collect();
+        for result in results {
+            let Some((plan, costed)) = result? else {
                 stop = StopReason::TimeLimit;
-                break;
-            }
-            let (plan, _, costed) = self.best_for_order(p, order)?;
+                continue;
+            };
             evaluations += costed;
             let score = p.score(&plan)?;
-            let better = best
+            if best
                 .as_ref()
-                .is_none_or(|(_, s): &(Plan, crate::problem::Score)| {
-                    score.dram_bytes < s.dram_bytes
-                });
-            if better {
+                .is_none_or(|(_, s)| score.dram_bytes < s.dram_bytes)
+            {
                 best = Some((plan, score));
             }
             if let Some((_, s)) = &best {
                 history.push(s.dram_bytes);
             }
-            budget.report(((k as u64 + 2) * budget.evaluations()) / steps);
         }
+        if stop == StopReason::Exhausted {
+            let upper = best.as_ref().map_or(u64::MAX, |(_, s)| s.dram_bytes);
+            match self.downsets_until(p, budget.deadline(), upper)? {
+                Downsets::Found(plan, _, costed) => {
+                    evaluations += costed;
+                    let score = p.score(&plan)?;
+                    if best
+                        .as_ref()
+                        .is_none_or(|(_, s)| score.dram_bytes < s.dram_bytes)
+                    {
+                        best = Some((plan, score));
+                    }
+                }
+                Downsets::NoneBelow(costed) => evaluations += costed,
+                Downsets::GaveUp => stop = StopReason::TimeLimit,
+            }
+            if let Some((_, s)) = &best {
+                history.push(s.dram_bytes);
+            }
+        }
+        budget.report(budget.evaluations());
         let (plan, score) = match best {
             Some(best) => best,
             // No order at all (an empty graph): the empty plan.

@@ -4,10 +4,11 @@
 
 use crate::error::Result;
 use fuselage_cost::{CostModel, unfusable_nodes};
-use fuselage_ir::{Graph, NodeSet, Plan};
+use fuselage_ir::{Graph, NodeSet, Plan, Source};
 use fuselage_split::{SplitStats, Splitter};
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 /// The two objectives of a plan, and what the summary prints beside them.
@@ -39,7 +40,9 @@ pub struct Problem<'a> {
     model: &'a dyn CostModel,
     splitter: &'a dyn Splitter,
     unfusable: NodeSet,
-    cost_time: std::cell::Cell<Duration>,
+    /// Nanoseconds in the cost model (atomic, so that a problem is `Sync` and strategies can
+    /// evaluate in parallel).
+    cost_nanos: AtomicU64,
     split_baseline: Option<SplitStats>,
 }
 
@@ -61,7 +64,7 @@ impl<'a> Problem<'a> {
             model,
             splitter,
             unfusable,
-            cost_time: Default::default(),
+            cost_nanos: AtomicU64::new(0),
             split_baseline: splitter.stats(),
         })
     }
@@ -89,7 +92,7 @@ impl<'a> Problem<'a> {
     /// Seconds spent in the cost model by [`score`](Self::score) and
     /// [`repair`](Self::repair) so far.
     pub fn cost_seconds(&self) -> f64 {
-        self.cost_time.get().as_secs_f64()
+        Duration::from_nanos(self.cost_nanos.load(Ordering::Relaxed)).as_secs_f64()
     }
 
     /// The splitter's counters for the work done on this problem: what it counted since the
@@ -124,7 +127,8 @@ impl<'a> Problem<'a> {
     fn timed<T>(&self, f: impl FnOnce() -> T) -> T {
         let start = Instant::now();
         let out = f();
-        self.cost_time.set(self.cost_time.get() + start.elapsed());
+        let nanos = u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX);
+        self.cost_nanos.fetch_add(nanos, Ordering::Relaxed);
         out
     }
 
@@ -141,6 +145,32 @@ impl<'a> Problem<'a> {
             return Ok(true);
         }
         Ok(self.model.is_valid(self.graph, group)?)
+    }
+
+    /// `F_D` of a group that may stand in a plan, or `None` when it may not: one cost-model
+    /// call where [`admissible`](Self::admissible) and a DRAM query would make two.
+    ///
+    /// # Errors
+    /// When the cost model fails.
+    pub fn admissible_dram(&self, group: &NodeSet) -> Result<Option<u64>> {
+        self.timed(|| {
+            let c = self.model.evaluate(self.graph, group)?;
+            let unfusable =
+                group.is_singleton() && group.first().is_some_and(|v| self.unfusable.contains(v));
+            Ok((c.valid || unfusable).then_some(c.dram_bytes))
+        })
+    }
+
+    /// Whether `group` or some connected group containing it might fit: false when the cost
+    /// model's [buffer floor](CostModel::buffer_floor) of `group` is already `≥ β`.
+    ///
+    /// # Errors
+    /// When the cost model fails.
+    pub fn fits_somewhere(&self, group: &NodeSet) -> Result<bool> {
+        self.timed(|| {
+            let floor = self.model.buffer_floor(self.graph, group)?;
+            Ok(self.model.config().fits(floor))
+        })
     }
 
     /// Scores a plan whose groups are all admissible.
@@ -193,11 +223,69 @@ impl<'a> Problem<'a> {
         Ok(Plan::new(groups))
     }
 
+    /// The traffic no plan of the rest can avoid once the down-set `covered` is planned: the
+    /// weights of the uncovered nodes, every tensor they read from a covered node or a graph
+    /// input (read at least once; its write is already paid), and the graph outputs among them
+    /// (written at least once). Both LBDF and BRR charge at least this (`F_D ≥ I + O + W`), so
+    /// `cost(covered) + remaining_lower_bound` bounds every plan that extends the cover.
+    pub fn remaining_lower_bound(g: &Graph, element_bytes: u64, covered: &NodeSet) -> u64 {
+        let mut read_nodes = NodeSet::new(g.len());
+        let mut read_inputs = vec![false; g.inputs().len()];
+        let bytes = |s: Source| g.rows_of(s).saturating_mul(g.row_elements(s));
+        let mut total: u64 = 0;
+        for v in g.node_ids().filter(|&v| !covered.contains(v)) {
+            let node = g.node(v);
+            total = total.saturating_add(node.weights);
+            if g.is_output(v) {
+                total = total.saturating_add(bytes(Source::Node(v)));
+            }
+            for &s in &node.inputs {
+                let first = match s {
+                    Source::Node(u) => covered.contains(u) && read_nodes.insert(u),
+                    Source::Input(i) => !std::mem::replace(&mut read_inputs[i.index()], true),
+                };
+                if first {
+                    total = total.saturating_add(bytes(s));
+                }
+            }
+        }
+        total.saturating_mul(element_bytes)
+    }
+
     /// The compulsory traffic no plan can avoid: every graph input read once, every graph
     /// output written once, every weight read once, at the model's element size.
     pub fn lower_bound(&self) -> u64 {
         lower_bound(self.graph, self.model.config().element_bytes())
     }
+}
+
+/// The traffic no plan of the rest can avoid once the down-set `covered` is planned: the
+/// weights of the uncovered nodes, every tensor they read from a covered node or a graph
+/// input (read at least once; its write is already paid), and the graph outputs among them
+/// (written at least once). Both LBDF and BRR charge at least this (`F_D ≥ I + O + W`), so
+/// `cost(covered) + remaining_lower_bound` bounds every plan that extends the cover.
+pub fn remaining_lower_bound(g: &Graph, element_bytes: u64, covered: &NodeSet) -> u64 {
+    let mut read_nodes = NodeSet::new(g.len());
+    let mut read_inputs = vec![false; g.inputs().len()];
+    let bytes = |s: Source| g.rows_of(s).saturating_mul(g.row_elements(s));
+    let mut total: u64 = 0;
+    for v in g.node_ids().filter(|&v| !covered.contains(v)) {
+        let node = g.node(v);
+        total = total.saturating_add(node.weights);
+        if g.is_output(v) {
+            total = total.saturating_add(bytes(Source::Node(v)));
+        }
+        for &s in &node.inputs {
+            let first = match s {
+                Source::Node(u) => covered.contains(u) && read_nodes.insert(u),
+                Source::Input(i) => !std::mem::replace(&mut read_inputs[i.index()], true),
+            };
+            if first {
+                total = total.saturating_add(bytes(s));
+            }
+        }
+    }
+    total.saturating_mul(element_bytes)
 }
 
 /// The compulsory DRAM traffic of `g` at `element_bytes` per element: graph inputs, graph

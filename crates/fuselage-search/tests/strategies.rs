@@ -114,3 +114,59 @@ fn downset_programme_is_exact_on_small_groups() {
         .unwrap();
     assert!(cost < best_order, "{cost} vs {best_order}");
 }
+
+#[test]
+fn optimal_is_the_same_on_one_thread_or_two() {
+    // The orders and the down-set layers run in parallel and are merged in a fixed order.
+    for (name, kib) in [("resnet18", 128), ("bert_l4_h256", 2048)] {
+        let g = fuselage_zoo::build(name).unwrap();
+        let run = |threads: usize| {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap();
+            pool.install(|| {
+                let model = Cached::new(Brr::new(CostConfig::kib(kib).unwrap()));
+                let splitter = RandomSplitter::new(&model);
+                let p = Problem::new(&g, &model, &splitter).unwrap();
+                let r = Optimal::default()
+                    .run(&p, &Budget::new(1).unwrap(), 3)
+                    .unwrap();
+                (r.plan, r.score, r.evaluations, r.history)
+            })
+        };
+        assert_eq!(run(1), run(2), "{name}");
+    }
+}
+
+#[test]
+fn the_bounded_run_matches_the_unbounded_downset_programme() {
+    // `run` bounds the down-set programme by the best order plan, which may not lose the optimum
+    // of the family. (The buffer floor, used by both, is a property test of fuselage-cost.)
+    for (name, brr, kib) in [
+        ("resnet50", false, 128),
+        ("mobilenet_v2", true, 128),
+        ("gpt2_l4_h256", true, 2048),
+        ("googlenet", false, 2048),
+    ] {
+        let g = fuselage_zoo::build(name).unwrap();
+        let config = CostConfig::kib(kib).unwrap();
+        let model: Box<dyn CostModel> = if brr {
+            Box::new(Cached::new(Brr::new(config)))
+        } else {
+            Box::new(Cached::new(Lbdf::new(config)))
+        };
+        let splitter = RandomSplitter::new(model.as_ref());
+        let p = Problem::new(&g, model.as_ref(), &splitter).unwrap();
+        let o = Optimal::default();
+        let (_, downsets, _) = o.best_over_downsets(&p).unwrap();
+        let r = o.run(&p, &Budget::new(1).unwrap(), 0).unwrap();
+        let orders = o
+            .candidate_orders(&g, 0)
+            .iter()
+            .map(|ord| o.best_for_order(&p, ord).unwrap().1)
+            .min()
+            .unwrap();
+        assert_eq!(r.score.dram_bytes, downsets.min(orders), "{name}");
+    }
+}
