@@ -6,8 +6,10 @@
 //!
 //! Design:
 //! - **One graph per cache.** The key is the node set alone, so a cache must only ever see one
-//!   graph. The first call binds the cache to that graph's name and node count, and a call
-//!   with another graph is refused ([`CostError::GraphMismatch`]); [`Cached::clear`] unbinds.
+//!   graph. The first call binds the cache to that graph's [identity](Graph::identity) (its
+//!   structure in node order, shapes included), and a call with another graph is refused
+//!   ([`CostError::GraphMismatch`]), even one with the same name and node count, such as the
+//!   same zoo network at another resolution; [`Cached::clear`] unbinds.
 //! - **Thread-safe, low contention.** The map is split into 16 shards, each behind its own
 //!   `RwLock`; hits take a read lock only. Hit and miss counters are relaxed atomics.
 //! - **Cheap hashing.** Node sets are a few machine words; they are hashed with an FxHash-style
@@ -120,7 +122,7 @@ pub struct Cached<C> {
     shards: Vec<RwLock<Map>>,
     hits: AtomicU64,
     misses: AtomicU64,
-    /// Digest of the bound graph's name and size, 0 while unbound.
+    /// The bound graph's identity (low bit set), 0 while unbound.
     bound: AtomicU64,
     /// The bound graph's name and size, for error messages.
     bound_name: Mutex<Option<(String, usize)>>,
@@ -172,10 +174,7 @@ impl<C: CostModel> Cached<C> {
     }
 
     fn check_graph(&self, g: &Graph) -> Result<()> {
-        let mut h = FxHasher::default();
-        h.write(g.name().as_bytes());
-        h.write_usize(g.len());
-        let digest = h.finish() | 1;
+        let digest = g.identity() | 1;
         let bound = self.bound.load(Ordering::Acquire);
         if bound == digest {
             return Ok(());

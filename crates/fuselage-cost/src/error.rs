@@ -50,7 +50,7 @@ pub enum CostError {
     },
     /// A [`Cached`](crate::Cached) model used with a second graph.
     #[error(
-        "this cache holds groups of `{expected}` ({expected_len} nodes); it was asked about `{found}` ({found_len} nodes)"
+        "this cache holds groups of `{expected}` ({expected_len} nodes); it was asked about a different graph, `{found}` ({found_len} nodes)"
     )]
     GraphMismatch {
         /// The graph the cache was first used with.

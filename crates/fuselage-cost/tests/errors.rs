@@ -171,7 +171,7 @@ fn a_cache_serves_one_graph() {
     let err = cached.evaluate(&other, &NodeSet::full(1)).unwrap_err();
     assert_eq!(
         err.to_string(),
-        "this cache holds groups of `residual` (5 nodes); it was asked about `other` (1 nodes)"
+        "this cache holds groups of `residual` (5 nodes); it was asked about a different graph, `other` (1 nodes)"
     );
     cached.clear();
     assert!(cached.evaluate(&other, &NodeSet::full(1)).is_ok());

@@ -9,6 +9,11 @@
 //! fingerprint is the digest of the sorted multiset of node digests and of which nodes are graph
 //! outputs, so it is invariant to names and order and sensitive to any change of op, attribute,
 //! shape, weight size or edge.
+//!
+//! [`Graph::identity`] is the same digests taken in node order: it is what a memo keyed by
+//! [`NodeSet`](crate::NodeSet)s binds to, since a node set means the same tensors in two graphs
+//! exactly when their nodes agree id by id. (The same zoo network at two resolutions has the
+//! same name and node count, and another identity.)
 
 use crate::graph::Graph;
 use crate::id::Source;
@@ -25,6 +30,40 @@ fn digest(parts: impl FnOnce(&mut Sha256)) -> Hash {
 impl Graph {
     /// The structural fingerprint, as 32 hex digits.
     pub fn fingerprint(&self) -> String {
+        let node_hashes = self.node_digests();
+        let mut all: Vec<(Hash, bool)> = self
+            .node_ids()
+            .map(|n| (node_hashes[n.index()], self.is_output(n)))
+            .collect();
+        all.sort_unstable();
+        let top = digest(|h| {
+            for (hash, out) in &all {
+                h.update(hash);
+                h.update([*out as u8]);
+            }
+        });
+        top[..16].iter().map(|b| format!("{b:02x}")).collect()
+    }
+
+    /// A 64-bit digest of the graph's structure in node order (see the module docs): equal for
+    /// two builds of the same network, different when any op, attribute, shape, weight size,
+    /// edge, output or the node numbering differs. Computed once and kept.
+    pub fn identity(&self) -> u64 {
+        *self.identity.get_or_init(|| {
+            let top = digest(|h| {
+                for (n, hash) in self.node_digests().iter().enumerate() {
+                    h.update(hash);
+                    h.update([self.is_output(crate::NodeId(n as u32)) as u8]);
+                }
+            });
+            let mut word = [0u8; 8];
+            word.copy_from_slice(&top[..8]);
+            u64::from_le_bytes(word)
+        })
+    }
+
+    /// Each node's digest (op, attributes, shape, weights, and what it reads), by node index.
+    fn node_digests(&self) -> Vec<Hash> {
         let input_hashes: Vec<Hash> = self
             .inputs()
             .iter()
@@ -52,18 +91,7 @@ impl Graph {
             });
             node_hashes.push(hash);
         }
-        let mut all: Vec<(Hash, bool)> = self
-            .node_ids()
-            .map(|n| (node_hashes[n.index()], self.is_output(n)))
-            .collect();
-        all.sort_unstable();
-        let top = digest(|h| {
-            for (hash, out) in &all {
-                h.update(hash);
-                h.update([*out as u8]);
-            }
-        });
-        top[..16].iter().map(|b| format!("{b:02x}")).collect()
+        node_hashes
     }
 }
 
@@ -100,5 +128,17 @@ mod tests {
         assert_eq!(variant(true, "y", 1).fingerprint(), base);
         assert_ne!(variant(false, "x", 0).fingerprint(), base);
         assert_ne!(residual().fingerprint(), base);
+    }
+
+    #[test]
+    fn identity_is_invariant_to_names_and_sensitive_to_order() {
+        let base = variant(false, "x", 1).identity();
+        assert_eq!(variant(false, "y", 1).identity(), base);
+        // Same fingerprint, other node numbering: node sets would mean other nodes.
+        assert_ne!(variant(true, "x", 1).identity(), base);
+        assert_ne!(variant(false, "x", 0).identity(), base);
+        // Kept: a clone answers the same.
+        let g = variant(false, "x", 1);
+        assert_eq!(g.clone().identity(), g.identity());
     }
 }

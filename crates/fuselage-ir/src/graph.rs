@@ -58,6 +58,8 @@ pub struct Graph {
     is_output: Vec<bool>,
     /// Each node's row axis and port reads ([`Op::rows`]).
     rows: Vec<RowFlow>,
+    /// [`Graph::identity`], computed on first use.
+    pub(crate) identity: std::sync::OnceLock<u64>,
 }
 
 impl Graph {
@@ -552,6 +554,7 @@ impl GraphBuilder {
             input_consumers,
             is_output,
             rows,
+            identity: std::sync::OnceLock::new(),
         })
     }
 }

@@ -45,7 +45,9 @@
 //!   result of Algorithm 1 on a group is a function of the group, for a given graph, cost model,
 //!   β, explainer, seed and `max_branch`, and a memo can be shared between splitter instances
 //!   ([`GetSplitter::with_memo`]), across threads, without changing any result. A memo binds to
-//!   that setting on first use and refuses another one ([`SplitError::MemoMismatch`]).
+//!   that setting on first use, the graph by its [identity](fuselage_ir::Graph::identity)
+//!   (so not the same network at another resolution), and refuses another one
+//!   ([`SplitError::MemoMismatch`]).
 //!
 //! Complexity: every part Algorithm 1 recurses on is a contiguous range of the group's id
 //! order, so a group of n nodes meets at most n(n+1)/2 distinct parts, each explained once
@@ -278,9 +280,10 @@ impl<E: Explainer, C: CostModel> GetSplitter<E, C> {
     fn memo_key(&self, g: &Graph) -> String {
         let cfg = self.model.config();
         format!(
-            "graph {} ({} nodes), cost model {} at β = {} bytes, b = {}, explainer {}, seed {}, branching {}",
+            "graph {} ({} nodes, identity {:016x}), cost model {} at β = {} bytes, b = {}, explainer {}, seed {}, branching {}",
             g.name(),
             g.len(),
+            g.identity(),
             self.model.name(),
             cfg.buffer_bytes(),
             cfg.element_bytes(),

@@ -282,3 +282,25 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn a_split_memo_is_not_shared_by_the_same_network_at_another_resolution() {
+    // Same name and node count, other shapes: the memo must refuse, or answer afresh.
+    let small = fuselage_zoo::build_at("resnet18", 224).unwrap();
+    let large = fuselage_zoo::build_at("resnet18", 448).unwrap();
+    let model = Lbdf::new(CostConfig::kib(128).unwrap());
+    let all = NodeSet::full(small.len());
+    let fresh = GetSplitter::new(CostExplainer::new(&model), &model)
+        .split(&large, &all, &mut ChaCha8Rng::seed_from_u64(0))
+        .unwrap();
+    let memo = std::sync::Arc::new(fuselage_split::SplitMemo::new());
+    let shared = GetSplitter::new(CostExplainer::new(&model), &model).with_memo(memo.clone());
+    let on_small = shared
+        .split(&small, &all, &mut ChaCha8Rng::seed_from_u64(0))
+        .unwrap();
+    assert_ne!(on_small.groups, fresh.groups);
+    match shared.split(&large, &all, &mut ChaCha8Rng::seed_from_u64(0)) {
+        Ok(split) => assert_eq!(split.groups, fresh.groups, "a stale split of the 224 graph"),
+        Err(e) => assert!(e.to_string().contains("resnet18"), "{e}"),
+    }
+}
