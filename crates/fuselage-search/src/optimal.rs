@@ -453,6 +453,22 @@ struct Expansion {
     costed: u64,
 }
 
+/// Replaces `best` by `plan` when `plan` moves strictly less DRAM (the first of equals stays).
+fn keep_better(
+    p: &Problem<'_>,
+    best: &mut Option<(Plan, crate::problem::Score)>,
+    plan: Plan,
+) -> Result<()> {
+    let score = p.score(&plan)?;
+    if best
+        .as_ref()
+        .is_none_or(|(_, s)| score.dram_bytes < s.dram_bytes)
+    {
+        *best = Some((plan, score));
+    }
+    Ok(())
+}
+
 /// How the down-set programme ended.
 enum Downsets {
     /// The best plan of the family below the bound, its DRAM and the extensions costed.
@@ -535,13 +551,7 @@ impl SearchStrategy for Optimal {
                 continue;
             };
             evaluations += costed;
-            let score = p.score(&plan)?;
-            if best
-                .as_ref()
-                .is_none_or(|(_, s)| score.dram_bytes < s.dram_bytes)
-            {
-                best = Some((plan, score));
-            }
+            keep_better(p, &mut best, plan)?;
             if let Some((_, s)) = &best {
                 history.push(s.dram_bytes);
             }
@@ -551,13 +561,7 @@ impl SearchStrategy for Optimal {
             match self.downsets_until(p, budget.deadline(), upper)? {
                 Downsets::Found(plan, _, costed) => {
                     evaluations += costed;
-                    let score = p.score(&plan)?;
-                    if best
-                        .as_ref()
-                        .is_none_or(|(_, s)| score.dram_bytes < s.dram_bytes)
-                    {
-                        best = Some((plan, score));
-                    }
+                    keep_better(p, &mut best, plan)?;
                 }
                 Downsets::NoneBelow(costed) => evaluations += costed,
                 Downsets::GaveUp => stop = StopReason::TimeLimit,

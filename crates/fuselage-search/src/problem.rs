@@ -223,35 +223,6 @@ impl<'a> Problem<'a> {
         Ok(Plan::new(groups))
     }
 
-    /// The traffic no plan of the rest can avoid once the down-set `covered` is planned: the
-    /// weights of the uncovered nodes, every tensor they read from a covered node or a graph
-    /// input (read at least once; its write is already paid), and the graph outputs among them
-    /// (written at least once). Both LBDF and BRR charge at least this (`F_D ≥ I + O + W`), so
-    /// `cost(covered) + remaining_lower_bound` bounds every plan that extends the cover.
-    pub fn remaining_lower_bound(g: &Graph, element_bytes: u64, covered: &NodeSet) -> u64 {
-        let mut read_nodes = NodeSet::new(g.len());
-        let mut read_inputs = vec![false; g.inputs().len()];
-        let bytes = |s: Source| g.rows_of(s).saturating_mul(g.row_elements(s));
-        let mut total: u64 = 0;
-        for v in g.node_ids().filter(|&v| !covered.contains(v)) {
-            let node = g.node(v);
-            total = total.saturating_add(node.weights);
-            if g.is_output(v) {
-                total = total.saturating_add(bytes(Source::Node(v)));
-            }
-            for &s in &node.inputs {
-                let first = match s {
-                    Source::Node(u) => covered.contains(u) && read_nodes.insert(u),
-                    Source::Input(i) => !std::mem::replace(&mut read_inputs[i.index()], true),
-                };
-                if first {
-                    total = total.saturating_add(bytes(s));
-                }
-            }
-        }
-        total.saturating_mul(element_bytes)
-    }
-
     /// The compulsory traffic no plan can avoid: every graph input read once, every graph
     /// output written once, every weight read once, at the model's element size.
     pub fn lower_bound(&self) -> u64 {
