@@ -101,7 +101,7 @@ impl Brr {
     pub(crate) fn run(&self, view: &mut View) -> GroupCost {
         let h_max = view.h_max();
         let f1 = view.brr(1, h_max);
-        let (input_bytes, output_bytes) = view.io_bytes();
+        let io = view.io_bytes();
         let w = view.weight_bytes;
         let valid = self.config.fits(f1);
         let weights_resident = valid && self.config.fits(w + f1);
@@ -114,22 +114,24 @@ impl Brr {
             self.largest_tile(view, h_max, 0)
         };
         let tiles = h_max.div_ceil(h);
-        let dram_bytes = input_bytes + output_bytes + if weights_resident { w } else { tiles * w };
-        GroupCost {
+        let dram_bytes = io.0 + io.1 + if weights_resident { w } else { tiles * w };
+        // Valid groups get a tile under β, invalid ones report F(1) ≥ β: `new` derives the same
+        // validity.
+        let tiling = Tiling {
+            min_footprint_bytes: f1,
+            tile_rows: h,
+            tiles,
+            weights_resident,
+        };
+        GroupCost::new(
+            &self.config,
+            view.len(),
             buffer_bytes,
             dram_bytes,
-            weight_bytes: w,
-            input_bytes,
-            output_bytes,
-            valid,
-            unfusable: !valid && view.len() == 1,
-            tiling: Some(Tiling {
-                min_footprint_bytes: f1,
-                tile_rows: h,
-                tiles,
-                weights_resident,
-            }),
-        }
+            w,
+            io,
+            Some(tiling),
+        )
     }
 
     /// `F(h)` of `group`, the activation footprint of `h`-row tiles.

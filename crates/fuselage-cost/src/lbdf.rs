@@ -92,20 +92,17 @@ impl Lbdf {
 
     pub(crate) fn run(&self, view: &mut View) -> GroupCost {
         let act = view.lbdf(self.phased);
-        let (input_bytes, output_bytes) = view.io_bytes();
+        let io = view.io_bytes();
         let w = view.weight_bytes;
-        let buffer_bytes = w + act;
-        let valid = self.config.fits(buffer_bytes);
-        GroupCost {
-            buffer_bytes,
-            dram_bytes: input_bytes + output_bytes + w,
-            weight_bytes: w,
-            input_bytes,
-            output_bytes,
-            valid,
-            unfusable: !valid && view.len() == 1,
-            tiling: None,
-        }
+        GroupCost::new(
+            &self.config,
+            view.len(),
+            w + act,
+            io.0 + io.1 + w,
+            w,
+            io,
+            None,
+        )
     }
 }
 

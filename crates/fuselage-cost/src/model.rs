@@ -35,6 +35,45 @@ pub struct GroupCost {
     pub tiling: Option<Tiling>,
 }
 
+impl GroupCost {
+    /// A group's cost from the terms a model computed, deriving what follows from them:
+    /// `valid` is `buffer_bytes < β`, and `unfusable` is an invalid group of one node. Every
+    /// model here builds its answer this way (BRR reports `F(1)` as the buffer of an invalid
+    /// group, so the rule holds for it too).
+    ///
+    /// # Example
+    /// ```
+    /// use fuselage_cost::{CostConfig, GroupCost};
+    /// let config = CostConfig::new(100)?;
+    /// let c = GroupCost::new(&config, 1, 100, 50, 10, (20, 20), None);
+    /// assert!(!c.valid && c.unfusable);
+    /// let c = GroupCost::new(&config, 2, 99, 50, 10, (20, 20), None);
+    /// assert!(c.valid && !c.unfusable);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn new(
+        config: &CostConfig,
+        members: usize,
+        buffer_bytes: u64,
+        dram_bytes: u64,
+        weight_bytes: u64,
+        (input_bytes, output_bytes): (u64, u64),
+        tiling: Option<Tiling>,
+    ) -> Self {
+        let valid = config.fits(buffer_bytes);
+        GroupCost {
+            buffer_bytes,
+            dram_bytes,
+            weight_bytes,
+            input_bytes,
+            output_bytes,
+            valid,
+            unfusable: !valid && members == 1,
+            tiling,
+        }
+    }
+}
+
 /// How a row-tiled model (BRR) runs a group.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Tiling {

@@ -52,20 +52,18 @@ impl CostModel for WholeTensor {
         with_scratch(|s| {
             let v = &mut s.view;
             v.build(g, group, self.config.element_bytes())?;
-            let (input_bytes, output_bytes) = v.io_bytes();
+            let io = v.io_bytes();
             let w = v.weight_bytes;
             let buffer_bytes = w + v.tensors.iter().map(|t| t.bytes()).sum::<u64>();
-            let valid = self.config.fits(buffer_bytes);
-            Ok(GroupCost {
+            Ok(GroupCost::new(
+                &self.config,
+                v.len(),
                 buffer_bytes,
-                dram_bytes: input_bytes + output_bytes + w,
-                weight_bytes: w,
-                input_bytes,
-                output_bytes,
-                valid,
-                unfusable: !valid && v.len() == 1,
-                tiling: None,
-            })
+                io.0 + io.1 + w,
+                w,
+                io,
+                None,
+            ))
         })
     }
 
