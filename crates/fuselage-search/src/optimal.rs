@@ -383,7 +383,10 @@ impl Optimal {
             let mut next = Vec::new();
             for (e, cost) in level.iter().zip(costs) {
                 let (dram, grow) = cost?;
-                if let Some(total) = dram.map(|dram| base + dram).filter(|&t| t < upper) {
+                if let Some(total) = dram
+                    .map(|dram| base.saturating_add(dram))
+                    .filter(|&t| t < upper)
+                {
                     out.steps.push((d.union(e), total));
                 }
                 if !grow {
