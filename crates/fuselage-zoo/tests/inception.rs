@@ -24,13 +24,10 @@ use fuselage_zoo::{
     MIN_RESOLUTION, NAMES, WIDE_NAMES, ZooError, build, build_at, default_resolution,
 };
 
+mod common;
+
 fn check(g: &Graph, what: &str) {
-    assert!(g.is_acyclic(), "{what}: cyclic");
-    assert!(g.is_connected(), "{what}: not connected");
-    g.check_shapes().unwrap_or_else(|e| panic!("{what}: {e}"));
-    assert_eq!(g.inputs().len(), 1, "{what}");
-    assert_eq!(g.inputs()[0].name, "input", "{what}");
-    assert_eq!(g.outputs().len(), 1, "{what}: one output");
+    common::check_structure(g, what);
     // Every port has a row read (the cost models' one row rule), 1xk and kx1 kernels included.
     for (id, node) in g.nodes() {
         for port in 0..node.inputs.len() {

@@ -1,16 +1,11 @@
 //! Every network: structure checks, other resolutions, MAC counts, errors.
 
-use fuselage_ir::{Graph, OpKind};
+use fuselage_ir::OpKind;
 use fuselage_zoo::{NAMES, ZooError, build, build_at, default_resolution};
 
-fn check(g: &Graph, what: &str) {
-    assert!(g.is_acyclic(), "{what}: cyclic");
-    assert!(g.is_connected(), "{what}: not connected");
-    g.check_shapes().unwrap_or_else(|e| panic!("{what}: {e}"));
-    assert_eq!(g.inputs().len(), 1, "{what}");
-    assert_eq!(g.inputs()[0].name, "input", "{what}");
-    assert_eq!(g.outputs().len(), 1, "{what}: one output");
-}
+mod common;
+
+use common::check_structure as check;
 
 /// Published multiply-accumulates (torchvision's model cards), 2% tolerance.
 const MACS: [(&str, f64); 5] = [
