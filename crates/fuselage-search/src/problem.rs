@@ -141,10 +141,15 @@ impl<'a> Problem<'a> {
     }
 
     fn admissible_untimed(&self, group: &NodeSet) -> Result<bool> {
-        if group.is_singleton() && group.first().is_some_and(|v| self.unfusable.contains(v)) {
+        if self.is_unfusable_singleton(group) {
             return Ok(true);
         }
         Ok(self.model.is_valid(self.graph, group)?)
+    }
+
+    /// Whether `group` is one unfusable node, which a plan keeps although it does not fit.
+    fn is_unfusable_singleton(&self, group: &NodeSet) -> bool {
+        group.is_singleton() && group.first().is_some_and(|v| self.unfusable.contains(v))
     }
 
     /// `F_D` of a group that may stand in a plan, or `None` when it may not: one cost-model
@@ -155,9 +160,7 @@ impl<'a> Problem<'a> {
     pub fn admissible_dram(&self, group: &NodeSet) -> Result<Option<u64>> {
         self.timed(|| {
             let c = self.model.evaluate(self.graph, group)?;
-            let unfusable =
-                group.is_singleton() && group.first().is_some_and(|v| self.unfusable.contains(v));
-            Ok((c.valid || unfusable).then_some(c.dram_bytes))
+            Ok((c.valid || self.is_unfusable_singleton(group)).then_some(c.dram_bytes))
         })
     }
 
