@@ -9,6 +9,7 @@
 //! - [`Brr`]: row-tiled buffer-requirement reduction after Optimus (tiles, weights resident or
 //!   streamed).
 //! - [`WholeTensor`]: the trivial model, every tensor held whole (an upper bound on LBDF).
+//! - [`CostKind`]: the built-in models by name (`lbdf`, `brr`), typed.
 //! - [`Cached`]: a thread-safe memoising decorator that is itself a `CostModel`.
 //! - [`BufferSimulator`]: executes the LBDF schedule row by row, checking the analytic model
 //!   (peak ≤ `F_β`, DRAM = `F_D`).
@@ -40,6 +41,7 @@ mod brr;
 mod cached;
 mod config;
 mod error;
+mod kind;
 mod lbdf;
 mod model;
 mod plan;
@@ -52,6 +54,7 @@ pub use brr::Brr;
 pub use cached::{CacheStats, Cached, FxHasher};
 pub use config::CostConfig;
 pub use error::{CostError, Result};
+pub use kind::CostKind;
 pub use lbdf::Lbdf;
 pub use model::{CostModel, GroupCost, TensorCost, TensorKind, Tiling};
 pub use plan::{PlanProblem, PlanReport, evaluate_plan, layer_by_layer, unfusable_nodes};

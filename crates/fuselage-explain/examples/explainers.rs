@@ -88,7 +88,10 @@ fn main() -> anyhow::Result<()> {
     let kinds: Vec<CostKind> = if args.len() > 1 {
         args[1..]
             .iter()
-            .map(|a| CostKind::from_name(a).with_context(|| format!("no cost model {a}")))
+            .map(|a| {
+                a.parse::<CostKind>()
+                    .with_context(|| format!("no cost model {a}"))
+            })
             .collect::<anyhow::Result<_>>()?
     } else {
         vec![CostKind::Lbdf, CostKind::Brr]

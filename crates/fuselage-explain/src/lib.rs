@@ -8,6 +8,7 @@
 //! - [`Explainer`]: the trait (group and β in, scores and a selection out, seeded).
 //! - Baselines, always compiled: [`RandomExplainer`] (the floor) and [`CostExplainer`] (reads
 //!   the exact cost model: how much the buffer requirement falls when an edge is cut).
+//! - [`ExplainerKind`]: the built-in explainers by name, typed.
 //! - [`render`]: an explanation drawn as DOT or SVG, edges weighted by importance.
 //! - With the default `learned` feature, the explainers of Mills et al. over the GNN validity
 //!   classifier of `fuselage-gnn`, on burn: `GnnExplainer` (Ying et al. 2019, a soft edge mask
@@ -30,6 +31,7 @@ mod cost;
 mod error;
 mod explainer;
 mod explanation;
+mod kind;
 #[cfg(feature = "learned")]
 pub mod learned;
 mod random;
@@ -39,6 +41,7 @@ pub use cost::CostExplainer;
 pub use error::{ExplainError, Result};
 pub use explainer::Explainer;
 pub use explanation::{Explanation, Selection, group_edges};
+pub use kind::ExplainerKind;
 #[cfg(feature = "learned")]
 pub use learned::{GnnExplainer, PgExplainer, RgExplainer};
 pub use random::RandomExplainer;

@@ -121,7 +121,7 @@ fn fidelity_of_the_whole_graph_is_zero_when_kept() {
 fn shipped_checkpoints_reproduce_their_saved_explanations() {
     for kind in [CostKind::Lbdf, CostKind::Brr] {
         let clf = shipped(kind, &default_device()).unwrap();
-        assert_eq!(shipped_meta(kind).unwrap().cost_model, kind.name());
+        assert_eq!(shipped_meta(kind).unwrap().cost_model, kind);
         let pg = shipped_pg(clf.clone()).unwrap();
         let rg = shipped_rg(clf.clone()).unwrap();
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("checkpoints");

@@ -6,20 +6,20 @@
 //! `crates/fuselage-gnn/checkpoints/` are compiled into the crate (`include_bytes!`), so
 //! [`shipped`] needs no file at run time.
 
-use crate::dataset::CostKind;
 use crate::error::{GnnError, Result};
 use crate::model::{GnnClassifier, GnnConfig};
 use burn::prelude::*;
 use burn::store::ModuleRecord;
 use burn::tensor::Bytes;
+use fuselage_cost::CostKind;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
 /// What a checkpoint says about itself.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct CheckpointMeta {
-    /// The cost model the classifier imitates (`lbdf`, `brr`).
-    pub cost_model: String,
+    /// The cost model the classifier imitates (`lbdf`, `brr` in the file).
+    pub cost_model: CostKind,
     /// The network's shape.
     pub config: GnnConfig,
     /// Free-form numbers recorded at training time (test accuracy, F1, ...).
@@ -83,7 +83,7 @@ pub fn classifier_from_bytes(
         meta.config,
         model,
         device.clone(),
-        &meta.cost_model,
+        meta.cost_model,
     ))
 }
 
@@ -136,7 +136,7 @@ pub fn save_checkpoint(
         serde_json::to_value(probe(clf)?).expect("floats"),
     );
     let meta = CheckpointMeta {
-        cost_model: clf.cost_model.clone(),
+        cost_model: clf.cost_model,
         config: clf.config,
         metrics,
     };

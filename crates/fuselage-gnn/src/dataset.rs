@@ -20,7 +20,7 @@
 
 use crate::error::{GnnError, Result};
 use crate::features::GroupGraph;
-use fuselage_cost::{Brr, CostConfig, CostModel, Lbdf};
+use fuselage_cost::{CostConfig, CostKind, CostModel};
 use fuselage_ir::{Graph, NodeId, NodeSet, sample};
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -48,42 +48,6 @@ pub const PAPER_NETWORKS: [(&str, usize); 9] = [
 
 /// Networks never seen in training, for the generalisation check.
 pub const HELD_OUT_NETWORKS: [&str; 2] = ["resnet50", "resnet152"];
-
-/// Which exact cost model labels a sample.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum CostKind {
-    /// [`Lbdf`], line-buffer depth-first.
-    Lbdf,
-    /// [`Brr`], row-tiled buffer-requirement reduction.
-    Brr,
-}
-
-impl CostKind {
-    /// Both models.
-    pub const ALL: [CostKind; 2] = [CostKind::Lbdf, CostKind::Brr];
-
-    /// `lbdf` or `brr`.
-    pub fn name(self) -> &'static str {
-        match self {
-            CostKind::Lbdf => "lbdf",
-            CostKind::Brr => "brr",
-        }
-    }
-
-    /// The kind called `name` (`lbdf`, `brr`).
-    pub fn from_name(name: &str) -> Option<CostKind> {
-        CostKind::ALL.into_iter().find(|k| k.name() == name)
-    }
-
-    /// The cost model at `config`.
-    pub fn model(self, config: CostConfig) -> Box<dyn CostModel> {
-        match self {
-            CostKind::Lbdf => Box::new(Lbdf::new(config)),
-            CostKind::Brr => Box::new(Brr::new(config)),
-        }
-    }
-}
 
 /// How to generate a data set.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

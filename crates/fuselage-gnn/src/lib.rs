@@ -56,11 +56,13 @@ pub use checkpoint::{
 };
 pub use compress::CompressedBatch;
 pub use dataset::{
-    BETAS_KIB, CostKind, Dataset, DatasetConfig, EncodedDataset, GroupRecord, HELD_OUT_NETWORKS,
+    BETAS_KIB, Dataset, DatasetConfig, EncodedDataset, GroupRecord, HELD_OUT_NETWORKS,
     PAPER_NETWORKS, Sample, generate_dataset,
 };
 pub use error::{GnnError, Result};
 pub use features::{FEATURE_DIM, GraphBatch, GroupGraph};
+/// The built-in cost models, which label the data set (defined in `fuselage-cost`).
+pub use fuselage_cost::CostKind;
 pub use grad::Trace;
 pub use model::{ExactValidity, Gnn, GnnClassifier, GnnConfig, GraphConv, ValidityModel};
 pub use train::{

@@ -25,7 +25,7 @@ use burn::nn::{Linear, LinearConfig};
 use burn::prelude::*;
 use burn::tensor::IndexingUpdateOp;
 use burn::tensor::activation::{relu, sigmoid};
-use fuselage_cost::{CostConfig, CostModel};
+use fuselage_cost::{CostConfig, CostKind, CostModel};
 use fuselage_ir::{Graph, NodeSet};
 use serde::{Deserialize, Serialize};
 
@@ -281,19 +281,19 @@ pub struct GnnClassifier {
     pub model: Gnn,
     /// Where it runs.
     pub device: Device,
-    /// The cost model it imitates (`lbdf`, `brr`).
-    pub cost_model: String,
+    /// The cost model it imitates.
+    pub cost_model: CostKind,
     name: String,
 }
 
 impl GnnClassifier {
     /// Wraps a network; `model` is put in inference mode.
-    pub fn new(config: GnnConfig, model: Gnn, device: Device, cost_model: &str) -> Self {
+    pub fn new(config: GnnConfig, model: Gnn, device: Device, cost_model: CostKind) -> Self {
         GnnClassifier {
             config,
             model: model.valid(),
             device,
-            cost_model: cost_model.to_string(),
+            cost_model,
             name: format!("gnn-{cost_model}"),
         }
     }

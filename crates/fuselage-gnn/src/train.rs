@@ -10,13 +10,14 @@
 //! - After each epoch the validation split is scored; the model of the best validation
 //!   accuracy is kept (the learning curve records every epoch).
 
-use crate::dataset::{CostKind, Dataset, EncodedDataset, Sample};
+use crate::dataset::{Dataset, EncodedDataset, Sample};
 use crate::error::{GnnError, Result};
 use crate::features::GraphBatch;
 use crate::model::{Gnn, GnnClassifier, GnnConfig, to_vec};
 use burn::optim::{AdamConfig, GradientsParams};
 use burn::prelude::*;
 use burn::tensor::activation::{relu, sigmoid};
+use fuselage_cost::CostKind;
 use rand::SeedableRng;
 use rand::seq::SliceRandom;
 use rand_chacha::ChaCha8Rng;
@@ -368,10 +369,7 @@ pub fn train_encoded(
         seconds: start.elapsed().as_secs_f64(),
         curve,
     };
-    Ok((
-        GnnClassifier::new(cfg.model, kept, base, cfg.cost.name()),
-        report,
-    ))
+    Ok((GnnClassifier::new(cfg.model, kept, base, cfg.cost), report))
 }
 
 /// Scores a classifier on every sample of `data`.

@@ -112,7 +112,7 @@ fn shipped_checkpoints_reproduce_their_recorded_probabilities() {
     let device = default_device();
     for kind in CostKind::ALL {
         let meta = shipped_meta(kind).unwrap();
-        assert_eq!(meta.cost_model, kind.name());
+        assert_eq!(meta.cost_model, kind);
         let recorded: Vec<f32> = serde_json::from_value(meta.metrics["probe"].clone()).unwrap();
         let clf = shipped(kind, &device).unwrap();
         let now = probe(&clf).unwrap();

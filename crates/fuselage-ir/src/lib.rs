@@ -15,6 +15,8 @@
 //! - [`order`]: a group's nodes in id order, its internal edges, and the head/tail cuts that
 //!   sever an edge (with its enclosing skips).
 //! - [`sample`]: seeded random topological orders, plans and connected groups.
+//! - [`kind`]: the [`kinds!`] macro that declares the typed kinds of components (cost models,
+//!   searches, splitters, explainers) of the other crates, with one spelling each.
 //! - JSON ([`Graph::to_json`] / [`Graph::from_json`]), DOT ([`Graph::to_dot`]) and a structural
 //!   [`Graph::fingerprint`].
 //!
@@ -29,6 +31,7 @@ mod fingerprint;
 mod graph;
 mod id;
 mod json;
+pub mod kind;
 mod nodeset;
 mod op;
 pub mod order;
@@ -40,8 +43,12 @@ mod shape;
 pub use error::{IrError, Result};
 pub use graph::{Graph, GraphBuilder, GraphInput, MAX_ELEMENTS, Node};
 pub use id::{InputId, NodeId, Source};
+pub use kind::UnknownKind;
 pub use nodeset::NodeSet;
 pub use op::{ConvAttrs, GatherIndex, Op, OpClass, OpKind, PoolAttrs};
 pub use plan::Plan;
 pub use rows::{POINTWISE, RowInput, RowRead};
 pub use shape::TensorShape;
+
+#[doc(hidden)]
+pub use serde as __serde;

@@ -196,7 +196,9 @@ pub fn make_explainer(
     use fuselage_explain::learned::{GnnExplainer, shipped_pg, shipped_rg};
     use fuselage_explain::{CostExplainer, RandomExplainer};
     use fuselage_gnn::{CostKind, default_device, shipped};
-    let kind = CostKind::from_name(fusion).ok_or_else(|| Error::UnknownCostModel(fusion.into()))?;
+    let kind: CostKind = fusion
+        .parse()
+        .map_err(|_| Error::UnknownCostModel(fusion.into()))?;
     let clf = || shipped(kind, &default_device());
     Ok(match name {
         "gnne" => Box::new(GnnExplainer::new(clf()?)),

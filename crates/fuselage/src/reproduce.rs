@@ -369,8 +369,10 @@ fn run_job(j: &Job, c: &RowCtx, r: &Row, scale: &Scale) -> Result<(Run, Timing),
         Box::new(RandomSplitter::new(c.model.clone()))
     } else {
         let explainer: Box<dyn Explainer> = if j.splitter == "gnne" {
-            let kind = CostKind::from_name(&r.fusion)
-                .ok_or_else(|| Error::UnknownCostModel(r.fusion.clone()))?;
+            let kind: CostKind = r
+                .fusion
+                .parse()
+                .map_err(|_| Error::UnknownCostModel(r.fusion.clone()))?;
             Box::new(GnnExplainer::with_config(
                 shipped(kind, &default_device())?,
                 scale.gnne,

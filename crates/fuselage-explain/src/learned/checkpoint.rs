@@ -6,6 +6,7 @@
 //! to reproduce them). The shipped LBDF and BRR checkpoints under
 //! `crates/fuselage-explain/checkpoints/` are compiled into the crate.
 
+use crate::ExplainerKind;
 use crate::error::{ExplainError, Result};
 use burn::module::Module;
 use burn::store::ModuleRecord;
@@ -18,9 +19,9 @@ use std::path::{Path, PathBuf};
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ExplainerMeta {
     /// `pg` or `rg`.
-    pub explainer: String,
-    /// The cost model of the classifier it explains (`lbdf`, `brr`).
-    pub cost_model: String,
+    pub explainer: ExplainerKind,
+    /// The cost model of the classifier it explains.
+    pub cost_model: CostKind,
     /// The explainer's settings, as JSON.
     pub config: serde_json::Value,
     /// The training report, as JSON.
@@ -107,14 +108,16 @@ const RG_BRR: (&[u8], &str) = (
 );
 
 /// The shipped weights and metadata of explainer `which` (`pg`, `rg`) for `clf`'s cost model.
-pub(crate) fn shipped(which: &str, clf: &GnnClassifier) -> Result<(&'static [u8], ExplainerMeta)> {
-    let kind = CostKind::from_name(&clf.cost_model)
-        .ok_or_else(|| ExplainError::Checkpoint(format!("no cost model {}", clf.cost_model)))?;
+pub(crate) fn shipped(
+    which: ExplainerKind,
+    clf: &GnnClassifier,
+) -> Result<(&'static [u8], ExplainerMeta)> {
+    let kind = clf.cost_model;
     let (w, m) = match (which, kind) {
-        ("pg", CostKind::Lbdf) => PG_LBDF,
-        ("pg", CostKind::Brr) => PG_BRR,
-        ("rg", CostKind::Lbdf) => RG_LBDF,
-        ("rg", CostKind::Brr) => RG_BRR,
+        (ExplainerKind::Pg, CostKind::Lbdf) => PG_LBDF,
+        (ExplainerKind::Pg, CostKind::Brr) => PG_BRR,
+        (ExplainerKind::Rg, CostKind::Lbdf) => RG_LBDF,
+        (ExplainerKind::Rg, CostKind::Brr) => RG_BRR,
         _ => {
             return Err(ExplainError::Checkpoint(format!(
                 "no shipped explainer {which}"

@@ -2,9 +2,7 @@
 
 use crate::error::{ExplainError, Result};
 use fuselage_cost::CostConfig;
-use fuselage_gnn::{
-    BETAS_KIB, CostKind, GnnClassifier, GroupGraph, HELD_OUT_NETWORKS, PAPER_NETWORKS,
-};
+use fuselage_gnn::{BETAS_KIB, GnnClassifier, GroupGraph, HELD_OUT_NETWORKS, PAPER_NETWORKS};
 use fuselage_ir::{Graph, NodeSet, sample};
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -81,11 +79,9 @@ impl ExplainSet {
     /// network are kept (or 200 plans per network were drawn).
     ///
     /// # Errors
-    /// [`ExplainError::Config`] for an unknown network or cost model; classifier errors.
+    /// [`ExplainError::Config`] for an unknown network; classifier errors.
     pub fn collect(cfg: &ExplainSetConfig, clf: &GnnClassifier) -> Result<Self> {
-        let kind = CostKind::from_name(&clf.cost_model).ok_or_else(|| {
-            ExplainError::Config(format!("unknown cost model {}", clf.cost_model))
-        })?;
+        let kind = clf.cost_model;
         if cfg.betas_kib.is_empty() || cfg.max_nodes < cfg.min_nodes.max(2) {
             return Err(ExplainError::Config(
                 "an explain set needs a β and max_nodes ≥ min_nodes ≥ 2".into(),

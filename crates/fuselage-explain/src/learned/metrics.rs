@@ -16,7 +16,7 @@ use super::ExplainSet;
 use crate::error::{ExplainError, Result};
 use crate::explainer::Explainer;
 use fuselage_cost::{CostConfig, CostModel};
-use fuselage_gnn::{CostKind, GnnClassifier, GroupGraph};
+use fuselage_gnn::{GnnClassifier, GroupGraph};
 use fuselage_ir::order::GroupOrder;
 use fuselage_ir::sample::components;
 use fuselage_ir::{Graph, NodeSet};
@@ -124,8 +124,7 @@ pub fn evaluate_explainer(
             "no groups to score explanations on".into(),
         ));
     }
-    let kind = CostKind::from_name(&clf.cost_model)
-        .ok_or_else(|| ExplainError::Config(format!("unknown cost model {}", clf.cost_model)))?;
+    let kind = clf.cost_model;
     let (mut fp, mut fm, mut sp, mut lowers, mut valid, mut secs) = (0.0, 0.0, 0.0, 0, 0, 0.0);
     let (mut zp, mut zm) = (0.0, 0.0);
     for (i, inst) in set.instances.iter().enumerate() {

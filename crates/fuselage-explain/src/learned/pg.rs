@@ -6,6 +6,7 @@ use super::{
     ExplainSet, device_batch, host, keep_verdict_loss, mask_entropy, message_weights, probe_scores,
     with_weights,
 };
+use crate::ExplainerKind;
 use crate::error::{ExplainError, Result};
 use crate::explainer::Explainer;
 use crate::explanation::{Explanation, Selection, group_edges};
@@ -304,8 +305,8 @@ impl PgExplainer {
     )]
     pub fn save(&self, stem: impl AsRef<Path>, report: &PgReport) -> Result<()> {
         let meta = ExplainerMeta {
-            explainer: "pg".into(),
-            cost_model: self.clf.cost_model.clone(),
+            explainer: ExplainerKind::Pg,
+            cost_model: self.clf.cost_model,
             config: serde_json::to_value(self.config).expect("config serialises"),
             report: serde_json::to_value(report).expect("report serialises"),
             probe: probe_scores(|gg, beta| self.scores(gg, beta))?,
@@ -314,7 +315,7 @@ impl PgExplainer {
     }
 
     fn from_parts(clf: GnnClassifier, weights: &[u8], meta: &ExplainerMeta) -> Result<Self> {
-        if meta.explainer != "pg" || meta.cost_model != clf.cost_model {
+        if meta.explainer != ExplainerKind::Pg || meta.cost_model != clf.cost_model {
             return Err(ExplainError::Checkpoint(format!(
                 "a {} checkpoint for {} cannot explain the {} classifier as pg",
                 meta.explainer, meta.cost_model, clf.cost_model
@@ -342,7 +343,7 @@ impl PgExplainer {
 /// # Errors
 /// [`ExplainError::Checkpoint`] if none was shipped or it does not fit `clf`.
 pub fn shipped_pg(clf: GnnClassifier) -> Result<PgExplainer> {
-    let (w, meta) = checkpoint::shipped("pg", &clf)?;
+    let (w, meta) = checkpoint::shipped(ExplainerKind::Pg, &clf)?;
     PgExplainer::from_parts(clf, w, &meta)
 }
 

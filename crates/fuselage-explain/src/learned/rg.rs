@@ -4,6 +4,7 @@
 use super::checkpoint::{self, ExplainerMeta};
 use super::pg::{EdgeIndex, embeddings};
 use super::{ExplainSet, device_batch, host, logit_temperature, probe_scores};
+use crate::ExplainerKind;
 use crate::error::{ExplainError, Result};
 use crate::explainer::Explainer;
 use crate::explanation::{Explanation, Selection, group_edges};
@@ -496,8 +497,8 @@ impl RgExplainer {
     )]
     pub fn save(&self, stem: impl AsRef<Path>, report: &RgReport) -> Result<()> {
         let meta = ExplainerMeta {
-            explainer: "rg".into(),
-            cost_model: self.clf.cost_model.clone(),
+            explainer: ExplainerKind::Rg,
+            cost_model: self.clf.cost_model,
             config: serde_json::to_value(self.config).expect("config serialises"),
             report: serde_json::to_value(report).expect("report serialises"),
             probe: probe_scores(|gg, beta| self.scores(gg, beta))?,
@@ -510,7 +511,7 @@ impl RgExplainer {
     }
 
     fn from_parts(clf: GnnClassifier, weights: &[u8], meta: &ExplainerMeta) -> Result<Self> {
-        if meta.explainer != "rg" || meta.cost_model != clf.cost_model {
+        if meta.explainer != ExplainerKind::Rg || meta.cost_model != clf.cost_model {
             return Err(ExplainError::Checkpoint(format!(
                 "a {} checkpoint for {} cannot explain the {} classifier as rg",
                 meta.explainer, meta.cost_model, clf.cost_model
@@ -554,7 +555,7 @@ fn subgraph(set: &ExplainSet, i: usize, nodes: &[usize]) -> Result<GroupGraph> {
 /// # Errors
 /// [`ExplainError::Checkpoint`] if none was shipped or it does not fit `clf`.
 pub fn shipped_rg(clf: GnnClassifier) -> Result<RgExplainer> {
-    let (w, meta) = checkpoint::shipped("rg", &clf)?;
+    let (w, meta) = checkpoint::shipped(ExplainerKind::Rg, &clf)?;
     RgExplainer::from_parts(clf, w, &meta)
 }
 

@@ -77,7 +77,7 @@ pub fn run(a: ExplainCmd) -> anyhow::Result<()> {
         fuselage::make_explainer(a.explainer.name(), a.cost.fusion.name(), model.clone())?;
     let mut rng = ChaCha8Rng::seed_from_u64(a.seed);
     let e = explainer.explain(&g, &set, beta, &mut rng)?;
-    let kind = CostKind::from_name(a.cost.fusion.name()).context("cost model")?;
+    let kind: CostKind = a.cost.fusion.name().parse()?;
     let p = shipped(kind, &default_device())?.invalid_probability(&g, &set, beta)?;
     let exact = model.evaluate(&g, &set)?;
     let order = GroupOrder::new(&g, &set);

@@ -1,0 +1,32 @@
+//! [`CostKind`]: the built-in cost models by name.
+
+use crate::{Brr, CostConfig, CostModel, Lbdf};
+
+fuselage_ir::kinds! {
+    /// A built-in cost model: the fusion method whose buffer rule prices a group.
+    ///
+    /// ```
+    /// use fuselage_cost::{CostConfig, CostKind};
+    /// let kind: CostKind = "brr".parse()?;
+    /// let model = kind.model(CostConfig::new(128 * 1024)?);
+    /// assert_eq!(model.name(), "brr");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub enum CostKind: "cost model" {
+        /// [`Lbdf`], line-buffer depth-first: weights resident, row bands.
+        Lbdf = "lbdf",
+        /// [`Brr`], row-tiled buffer-requirement reduction (Optimus): weights resident or
+        /// streamed.
+        Brr = "brr",
+    }
+}
+
+impl CostKind {
+    /// The cost model at `config`.
+    pub fn model(self, config: CostConfig) -> Box<dyn CostModel> {
+        match self {
+            CostKind::Lbdf => Box::new(Lbdf::new(config)),
+            CostKind::Brr => Box::new(Brr::new(config)),
+        }
+    }
+}
