@@ -1,7 +1,7 @@
 //! Loads a network (a zoo name or an ONNX path, default `resnet18`) and prints what fuselage
 //! sees in it: `cargo run --example inspect -- mobilenet_v2`.
 
-fn main() -> anyhow::Result<()> {
+fn main() -> Result<(), Box<dyn std::error::Error>> {
     let spec = std::env::args()
         .nth(1)
         .unwrap_or_else(|| "resnet18".to_string());

@@ -4,9 +4,9 @@
 //! cargo run --release -p fuselage --example reproduce -- [--quick] [OUT_DIR]
 //! ```
 
-use fuselage::reproduce::{self, Scale};
+use fuselage::reproduce::{self, Scale, Table};
 
-fn main() -> anyhow::Result<()> {
+fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let quick = args.iter().any(|a| a == "--quick");
     let out = args
@@ -21,14 +21,15 @@ fn main() -> anyhow::Result<()> {
         .rows
         .iter()
         .enumerate()
-        .filter(|(_, row)| row.table == "II")
+        .filter(|(_, row)| row.table == Table::II)
     {
-        for s in &row.searches {
+        for &s in &row.searches {
             let (best, dram) = r.best_explainer(i, s);
             println!(
-                "{} {s}: random {:.3} MB, best ({best}) {:.3} MB, optimal {:.3} MB",
+                "{} {}: random {:.3} MB, best ({best}) {:.3} MB, optimal {:.3} MB",
                 row.network,
-                r.median_dram(i, s, "random") as f64 / 1e6,
+                s.table_name(),
+                r.median_dram(i, s, None) as f64 / 1e6,
                 dram as f64 / 1e6,
                 r.references[i].optimal_bytes as f64 / 1e6
             );

@@ -10,9 +10,6 @@ pub enum SearchError {
     /// A budget of zero evaluations.
     #[error("the budget must allow at least one plan evaluation (budget 0 given)")]
     ZeroBudget,
-    /// A strategy name that is not known.
-    #[error("unknown search strategy `{0}`; valid: random, local, nsga2, optimal")]
-    UnknownStrategy(String),
     /// The cost model failed.
     #[error(transparent)]
     Cost(#[from] fuselage_cost::CostError),

@@ -12,7 +12,7 @@
 //! - [`Optimal`]: a dynamic programme over plans contiguous in candidate topological orders,
 //!   exact over that family (documented in [`optimal`](mod@optimal)).
 //! - [`lower_bound`]: the compulsory traffic (inputs, outputs, weights once) no plan beats.
-//! - [`strategy_by_name`]: the strategies the command line offers.
+//! - [`SearchKind`]: the built-in strategies by name, typed ([`SearchKind::strategy`]).
 //!
 //! Determinism: every random choice flows from the seed through `rand_chacha`; the same seed,
 //! graph, cost model and splitter give the same plan.
@@ -21,6 +21,7 @@
 #![deny(clippy::unwrap_used, clippy::expect_used)]
 
 mod error;
+mod kind;
 mod local;
 pub mod mutate;
 mod nsga2;
@@ -30,23 +31,10 @@ mod random;
 mod strategy;
 
 pub use error::{Result, SearchError};
+pub use kind::SearchKind;
 pub use local::LocalSearch;
 pub use nsga2::{Nsga2, crowding_distance, non_dominated_sort};
 pub use optimal::{Optimal, depth_first_order, order_of_plan};
 pub use problem::{Problem, Score, groups_acyclic, lower_bound, owners, remaining_lower_bound};
 pub use random::RandomSearch;
-pub use strategy::{Budget, SearchResult, SearchStrategy, StopReason};
-
-/// The strategy called `name`: `random`, `local`, `nsga2` or `optimal`, with default settings.
-///
-/// # Errors
-/// [`SearchError::UnknownStrategy`].
-pub fn strategy_by_name(name: &str) -> Result<Box<dyn SearchStrategy>> {
-    Ok(match name {
-        "random" => Box::new(RandomSearch::default()),
-        "local" => Box::new(LocalSearch::default()),
-        "nsga2" => Box::new(Nsga2::default()),
-        "optimal" => Box::new(Optimal::default()),
-        other => return Err(SearchError::UnknownStrategy(other.to_string())),
-    })
-}
+pub use strategy::{Budget, SearchResult, SearchStrategy, StopReason, Tracker};

@@ -63,7 +63,10 @@ impl<'p> Budget<'p> {
         self.evaluations
     }
 
-    pub(crate) fn report(&self, done: u64) {
+    /// Reports `done` evaluations of [`evaluations`](Self::evaluations) to the progress
+    /// callback, if there is one. [`Tracker::record`] calls it; a strategy that counts its
+    /// own work calls it directly.
+    pub fn report(&self, done: u64) {
         if let Some(f) = self.progress {
             f(done, self.evaluations);
         }
@@ -99,15 +102,45 @@ pub struct SearchResult {
     pub front: Vec<Score>,
 }
 
-/// Tracks the best plan and the history while a strategy evaluates plans.
-pub(crate) struct Tracker<'b, 'p> {
+/// The bookkeeping every budgeted strategy shares: the best plan so far, the best-DRAM
+/// history (one entry per evaluation), the budget and time limit, the progress callback, and
+/// the [`SearchResult`] at the end.
+///
+/// A strategy scores plans its own way (in parallel, if it likes: [`Problem`] is `Sync`) and
+/// [`record`](Self::record)s them in a fixed order, so that its result stays a function of
+/// its seed; it stops when [`done`](Self::done) says so and returns
+/// [`finish`](Self::finish), which turns a run cut short by the clock into
+/// [`StopReason::TimeLimit`].
+///
+/// ```
+/// use fuselage_cost::{CostConfig, Lbdf};
+/// use fuselage_ir::Plan;
+/// use fuselage_search::{Budget, Problem, StopReason, Tracker};
+/// use fuselage_split::RandomSplitter;
+/// let g = fuselage_zoo::build("resnet18").unwrap();
+/// let model = Lbdf::new(CostConfig::kib(256)?);
+/// let splitter = RandomSplitter::new(&model);
+/// let p = Problem::new(&g, &model, &splitter)?;
+/// let budget = Budget::new(3)?;
+/// let mut t = Tracker::new(&budget);
+/// while !t.done() {
+///     let plan = Plan::singletons(&g);
+///     let score = p.score(&plan)?;
+///     t.record(&plan, score);
+/// }
+/// let result = t.finish(StopReason::Budget, vec![]);
+/// assert_eq!((result.evaluations, result.history.len()), (3, 3));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub struct Tracker<'b, 'p> {
     budget: &'b Budget<'p>,
-    pub(crate) best: Option<(Plan, Score)>,
-    pub(crate) history: Vec<u64>,
+    best: Option<(Plan, Score)>,
+    history: Vec<u64>,
 }
 
 impl<'b, 'p> Tracker<'b, 'p> {
-    pub(crate) fn new(budget: &'b Budget<'p>) -> Self {
+    /// A tracker for a run under `budget`, with nothing recorded yet.
+    pub fn new(budget: &'b Budget<'p>) -> Self {
         Tracker {
             budget,
             best: None,
@@ -117,13 +150,16 @@ impl<'b, 'p> Tracker<'b, 'p> {
         }
     }
 
-    pub(crate) fn done(&self) -> bool {
+    /// Whether the run must stop: its evaluations are spent, or its time limit has passed
+    /// after at least one plan was recorded (a run always returns a plan).
+    pub fn done(&self) -> bool {
         self.history.len() as u64 >= self.budget.evaluations()
             || (self.best.is_some() && self.budget.expired())
     }
 
-    /// Records one evaluated plan.
-    pub(crate) fn record(&mut self, plan: &Plan, score: Score) {
+    /// Records one evaluated plan, keeps it if it is the best so far (least total DRAM; the
+    /// first of equals), and reports progress.
+    pub fn record(&mut self, plan: &Plan, score: Score) {
         let better = self
             .best
             .as_ref()
@@ -139,7 +175,20 @@ impl<'b, 'p> Tracker<'b, 'p> {
         self.budget.report(self.history.len() as u64);
     }
 
-    pub(crate) fn finish(self, stop: StopReason, front: Vec<Score>) -> SearchResult {
+    /// The best plan so far and its score.
+    pub fn best(&self) -> Option<&(Plan, Score)> {
+        self.best.as_ref()
+    }
+
+    /// Plans recorded so far.
+    pub fn evaluations(&self) -> u64 {
+        self.history.len() as u64
+    }
+
+    /// The result: the best plan, the history, and `stop`, or [`StopReason::TimeLimit`] when
+    /// the clock ended the run before its budget. With nothing recorded, the plan is empty and
+    /// its DRAM `u64::MAX`.
+    pub fn finish(self, stop: StopReason, front: Vec<Score>) -> SearchResult {
         let evaluations = self.history.len() as u64;
         let stop = if evaluations < self.budget.evaluations() && self.budget.expired() {
             StopReason::TimeLimit

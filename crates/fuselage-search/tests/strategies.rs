@@ -3,7 +3,7 @@
 
 use fuselage_cost::{Brr, Cached, CostConfig, CostModel, Lbdf, evaluate_plan};
 use fuselage_ir::Graph;
-use fuselage_search::{Budget, Optimal, Problem, SearchStrategy, lower_bound, strategy_by_name};
+use fuselage_search::{Budget, Optimal, Problem, SearchKind, SearchStrategy, lower_bound};
 use fuselage_split::RandomSplitter;
 
 fn check(g: &Graph, model: &dyn CostModel, budget: u64) -> Vec<(String, u64)> {
@@ -23,8 +23,8 @@ fn check(g: &Graph, model: &dyn CostModel, budget: u64) -> Vec<(String, u64)> {
         "{}: optimal above the file-order DP",
         g.name()
     );
-    for name in ["random", "local", "nsga2", "optimal"] {
-        let s = strategy_by_name(name).unwrap();
+    for name in SearchKind::ALL {
+        let s = name.strategy();
         let r = s.run(&p, &Budget::new(budget).unwrap(), 7).unwrap();
         g.check_plan(&r.plan).unwrap();
         let report = evaluate_plan(model, g, &r.plan).unwrap();
@@ -41,7 +41,7 @@ fn check(g: &Graph, model: &dyn CostModel, budget: u64) -> Vec<(String, u64)> {
             "{name} beat optimal on {}",
             g.name()
         );
-        if name != "optimal" {
+        if name != SearchKind::Optimal {
             assert_eq!(r.evaluations, budget);
             assert_eq!(r.history.len() as u64, budget);
             assert!(r.history.windows(2).all(|w| w[0] >= w[1]));
@@ -78,7 +78,8 @@ fn zero_budget_and_unknown_strategy_are_errors() {
         "the budget must allow at least one plan evaluation (budget 0 given)"
     );
     assert!(
-        strategy_by_name("annealing")
+        "annealing"
+            .parse::<SearchKind>()
             .err()
             .unwrap()
             .to_string()

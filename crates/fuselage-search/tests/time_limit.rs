@@ -2,7 +2,7 @@
 //! exact optimiser finishes and is proven.
 
 use fuselage_cost::{Brr, Cached, CostConfig, evaluate_plan};
-use fuselage_search::{Budget, Optimal, Problem, SearchStrategy, StopReason, strategy_by_name};
+use fuselage_search::{Budget, Optimal, Problem, SearchKind, SearchStrategy, StopReason};
 use fuselage_split::RandomSplitter;
 use std::time::Duration;
 
@@ -31,11 +31,8 @@ fn a_spent_time_limit_returns_a_complete_plan_marked_unproven() {
     assert!(full.score.dram_bytes <= quick.score.dram_bytes);
 
     // A search makes its first evaluation, then stops.
-    for name in ["random", "local", "nsga2"] {
-        let r = strategy_by_name(name)
-            .unwrap()
-            .run(&p, &spent(), 1)
-            .unwrap();
+    for name in [SearchKind::Random, SearchKind::Local, SearchKind::Nsga2] {
+        let r = name.strategy().run(&p, &spent(), 1).unwrap();
         assert_eq!(r.stop, StopReason::TimeLimit, "{name}");
         assert!(r.evaluations >= 1 && r.evaluations < 1_000_000, "{name}");
         assert!(
@@ -47,12 +44,9 @@ fn a_spent_time_limit_returns_a_complete_plan_marked_unproven() {
     let generous = Budget::new(40)
         .unwrap()
         .with_time_limit(Duration::from_secs(3600));
-    let r = strategy_by_name("local")
-        .unwrap()
-        .run(&p, &generous, 1)
-        .unwrap();
-    let plain = strategy_by_name("local")
-        .unwrap()
+    let r = SearchKind::Local.strategy().run(&p, &generous, 1).unwrap();
+    let plain = SearchKind::Local
+        .strategy()
         .run(&p, &Budget::new(40).unwrap(), 1)
         .unwrap();
     assert_eq!((r.stop, r.score), (StopReason::Budget, plain.score));

@@ -10,6 +10,7 @@
 //!   [`Explainer`](fuselage_explain::Explainer) says the group breaks β, choosing by DRAM,
 //!   memoised per group ([`SplitMemo`]), with the random splitter as its fallback (module
 //!   [`get`](mod@get)).
+//! - [`SplitterKind`]: the built-in splitters by name, typed.
 //! - [`cut`]: the cut primitives every splitter and search mutation shares.
 //!
 //! ## Why a topological cut keeps the plan acyclic
@@ -27,10 +28,12 @@
 pub mod cut;
 mod error;
 pub mod get;
+mod kind;
 mod random;
 mod splitter;
 
 pub use error::{Result, SplitError};
 pub use get::{GetSplitter, MemoStats, SplitMemo};
+pub use kind::SplitterKind;
 pub use random::RandomSplitter;
 pub use splitter::{Split, SplitStats, Splitter};

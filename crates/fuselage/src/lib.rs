@@ -3,8 +3,8 @@
 //! Explainable operator fusion: split a DNN into fusion groups that fit an accelerator's on-chip
 //! buffer, with as little DRAM traffic as possible.
 //!
-//! This facade re-exports the workspace's crates under one name, and adds [`load_model`], the
-//! "zoo name or ONNX path" rule the command-line program uses:
+//! This facade re-exports the workspace's crates under one name, and adds [`load_model`] (the
+//! "zoo name or ONNX path" rule) and [`Explainers`]:
 //!
 //! - [`ir`]: the graph, groups and plans;
 //! - [`onnx`]: ONNX import through tract;
@@ -14,7 +14,11 @@
 //! - [`explain`]: explainers of why a group does not fit (the `Explainer` trait, baselines);
 //! - [`reproduce`]: the paper's Tables II–V and budget curves, rerun ([`reproduce::run`]);
 //! - [`split`] and [`search`]: splitters (random, and explanation-guided), searches and the
-//!   exact optimiser.
+//!   exact optimiser;
+//! - [`pipeline`]: [`Planner`], which assembles all of the above once and runs it; this
+//!   facade adds [`Explainers`], the factory that also makes the learned explainers.
+//!
+//! The command-line program is the crate `fuselage-cli`; this facade has no CLI dependencies.
 //!
 //! ```
 //! let g = fuselage::load_model("resnet18", None)?;
@@ -28,14 +32,20 @@ pub use fuselage_explain as explain;
 pub use fuselage_gnn as gnn;
 pub use fuselage_ir as ir;
 pub use fuselage_onnx as onnx;
+pub use fuselage_pipeline as pipeline;
 pub use fuselage_search as search;
 pub use fuselage_split as split;
 pub use fuselage_zoo as zoo;
 
 pub mod reproduce;
 
-use fuselage_cost::{Brr, CostConfig, CostModel, Lbdf};
+pub use fuselage_pipeline::{Outcome, Planner, Reference};
+
+use fuselage_explain::learned::{GnnExplainer, GnnExplainerConfig, shipped_pg, shipped_rg};
+use fuselage_explain::{ExplainError, Explainer, ExplainerKind};
+use fuselage_gnn::{default_device, shipped};
 use fuselage_ir::Graph;
+use fuselage_pipeline::{Baselines, ExplainerFactory, ExplainerRequest, PipelineError};
 use std::path::Path;
 
 /// Why a model could not be loaded.
@@ -52,15 +62,12 @@ pub enum Error {
         "`{0}` is not a size: give bytes (131072) or a number with KiB, MiB or GiB (128KiB, 2MiB)"
     )]
     BadSize(String),
-    /// A cost-model name that is not known.
-    #[error("unknown cost model `{0}`; valid: lbdf, brr")]
-    UnknownCostModel(String),
+    /// A name that is no kind of its family (cost model, search, explainer, ...).
+    #[error(transparent)]
+    Kind(#[from] fuselage_ir::UnknownKind),
     /// The cost configuration was refused (a zero size).
     #[error(transparent)]
     Cost(#[from] fuselage_cost::CostError),
-    /// An explainer name that is not known.
-    #[error("unknown explainer `{0}`; valid: gnne, pg, rg, cost, random")]
-    UnknownExplainer(String),
     /// The GNN classifier could not be loaded or run.
     #[error(transparent)]
     Gnn(#[from] fuselage_gnn::GnnError),
@@ -70,6 +77,9 @@ pub enum Error {
     /// A search failed.
     #[error(transparent)]
     Search(#[from] fuselage_search::SearchError),
+    /// The pipeline could not be assembled or run.
+    #[error(transparent)]
+    Pipeline(#[from] fuselage_pipeline::PipelineError),
     /// A reproduction run failed (the message names the row and run).
     #[error("reproduction: {0}")]
     Reproduce(String),
@@ -164,48 +174,53 @@ pub fn parse_size(text: &str) -> Result<u64, Error> {
     n.checked_mul(scale).ok_or_else(bad)
 }
 
-/// The cost model called `name` (`lbdf` or `brr`) with a `buffer_bytes` buffer and
-/// `element_bytes`-byte elements.
+/// The explainer factory of the whole workspace: every [`ExplainerKind`], the learned ones
+/// over the shipped classifier of the pipeline's built-in cost model (and, for PG and RG,
+/// their shipped checkpoints). Give it to a [`Planner`] with
+/// [`Planner::explainers`](fuselage_pipeline::Planner::explainers).
 ///
-/// # Errors
-/// [`Error::UnknownCostModel`]; [`Error::Cost`] for a size of 0.
-pub fn cost_model(
-    name: &str,
-    buffer_bytes: u64,
-    element_bytes: u64,
-) -> Result<Box<dyn CostModel>, Error> {
-    let cfg = CostConfig::new(buffer_bytes)?.with_element_bytes(element_bytes)?;
-    Ok(match name {
-        "lbdf" => Box::new(Lbdf::new(cfg)),
-        "brr" => Box::new(Brr::new(cfg)),
-        other => return Err(Error::UnknownCostModel(other.to_string())),
-    })
+/// ```
+/// use fuselage::cost::{CostConfig, CostKind};
+/// use fuselage::explain::ExplainerKind;
+/// use fuselage::{Explainers, Planner, Reference};
+/// let g = fuselage::load_model("resnet18", None)?;
+/// let explainers = Explainers::default();
+/// let out = Planner::new(&g, CostKind::Lbdf, CostConfig::kib(128)?)
+///     .explainers(&explainers)
+///     .explainer(ExplainerKind::Pg)
+///     .budget(20)
+///     .reference(Reference::Off)
+///     .run()?;
+/// assert_eq!(out.names.explainer.as_deref(), Some("pg"));
+/// assert!(out.report.is_valid());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Copy, Clone, Debug, Default)]
+pub struct Explainers {
+    /// GNNExplainer's settings (the reproduction runs fewer steps than the default).
+    pub gnne: GnnExplainerConfig,
 }
 
-/// The explainer `name` (`gnne`, `pg`, `rg`, `cost`, `random`) for the cost model `fusion`
-/// (`lbdf`, `brr`): the learned ones over the shipped classifier of that cost model, `cost`
-/// over `model`.
-///
-/// # Errors
-/// [`Error::UnknownExplainer`]; the classifier's or the explainer's checkpoint errors.
-pub fn make_explainer(
-    name: &str,
-    fusion: &str,
-    model: std::sync::Arc<dyn CostModel>,
-) -> Result<Box<dyn fuselage_explain::Explainer>, Error> {
-    use fuselage_explain::learned::{GnnExplainer, shipped_pg, shipped_rg};
-    use fuselage_explain::{CostExplainer, RandomExplainer};
-    use fuselage_gnn::{CostKind, default_device, shipped};
-    let kind: CostKind = fusion
-        .parse()
-        .map_err(|_| Error::UnknownCostModel(fusion.into()))?;
-    let clf = || shipped(kind, &default_device());
-    Ok(match name {
-        "gnne" => Box::new(GnnExplainer::new(clf()?)),
-        "pg" => Box::new(shipped_pg(clf()?)?),
-        "rg" => Box::new(shipped_rg(clf()?)?),
-        "cost" => Box::new(CostExplainer::new(model)),
-        "random" => Box::new(RandomExplainer::default()),
-        other => return Err(Error::UnknownExplainer(other.to_string())),
-    })
+impl ExplainerFactory for Explainers {
+    fn explainer(
+        &self,
+        kind: ExplainerKind,
+        request: &ExplainerRequest<'_>,
+    ) -> Result<Box<dyn Explainer>, PipelineError> {
+        if !kind.is_learned() {
+            return Baselines.explainer(kind, request);
+        }
+        let cost = request
+            .cost_kind
+            .ok_or_else(|| PipelineError::ExplainerUnavailable {
+                kind,
+                why: "the learned explainers read the classifier of a built-in cost model (lbdf, brr), and this pipeline runs a cost model of its own".into(),
+            })?;
+        let clf = shipped(cost, &default_device()).map_err(ExplainError::from)?;
+        Ok(match kind {
+            ExplainerKind::Pg => Box::new(shipped_pg(clf)?),
+            ExplainerKind::Rg => Box::new(shipped_rg(clf)?),
+            _ => Box::new(GnnExplainer::with_config(clf, self.gnne)),
+        })
+    }
 }

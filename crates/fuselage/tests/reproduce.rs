@@ -1,17 +1,19 @@
 //! A small reproduction is byte-identical across two runs with the same seeds, and every plan
 //! it returns checks.
 
-use fuselage::reproduce::{Row, Scale, run_rows};
+use fuselage::cost::CostKind;
+use fuselage::reproduce::{Row, Scale, Table, repair_name, run_rows};
+use fuselage::search::SearchKind;
 
 fn small() -> (Vec<Row>, Scale) {
     let rows = vec![Row {
-        table: "III/IV".into(),
+        table: Table::IIIandIV,
         network: "resnet18".into(),
         resolution: 224,
-        fusion: "lbdf".into(),
+        fusion: CostKind::Lbdf,
         buffer_kib: 128,
         budget: 60,
-        searches: vec!["LS".into(), "RS".into()],
+        searches: vec![SearchKind::Local, SearchKind::Random],
     }];
     let mut scale = Scale::quick();
     scale.table34_budget = 60;
@@ -34,7 +36,7 @@ fn a_reproduction_is_deterministic_and_its_plans_check() {
             r.dram_bytes >= opt,
             "{} {}: {} < optimal {}",
             r.search,
-            r.splitter,
+            repair_name(r.explainer),
             r.dram_bytes,
             opt
         );

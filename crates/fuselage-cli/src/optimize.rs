@@ -1,47 +1,25 @@
 //! `fuselage optimize MODEL --fusion F --buffer SIZE --search S --budget N --seed S --out FILE
 //! [--splitter random|get] [--explainer E]`.
 //!
-//! One [`Cached`] cost model serves the search, the splitter and a cost explainer, so each group
-//! is costed once for all three.
+//! The arguments become one [`Planner`]; this file only reads them, draws the progress bar and
+//! writes the plan file and the summary.
 
-use super::common::{CostArgs, ExplainerKind, ModelArgs, kib, learned_explainer, mb};
+use crate::common::{CostArgs, ModelArgs, kib, mb};
+use crate::registry::{Choice, Registry};
 use anyhow::{Context, bail};
-use clap::{Args, ValueEnum};
-use fuselage::cost::{Cached, CostModel, PlanFile, evaluate_plan};
-use fuselage::explain::{CostExplainer, Explainer, RandomExplainer};
-use fuselage::ir::Graph;
-use fuselage::search::{
-    Budget, Optimal, Problem, SearchResult, SearchStrategy, StopReason, strategy_by_name,
-};
-use fuselage::split::{GetSplitter, RandomSplitter, SplitStats, Splitter};
+use clap::Args;
+use fuselage::cost::{Cached, CostModel, PlanFile};
+use fuselage::pipeline::{Outcome, Planner, Reference};
+use fuselage::split::SplitterKind;
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-/// Search strategies.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
-pub enum Search {
-    /// Random search: a fresh random plan per evaluation (also `rs`).
-    #[value(alias = "rs")]
-    Random,
-    /// Local search: population of 10, one-edit mutations (also `ls`).
-    #[value(alias = "ls")]
-    Local,
-    /// NSGA-II on DRAM and MBU, population 10.
-    Nsga2,
-    /// The exact dynamic programme over contiguous plans.
-    Optimal,
-}
-
-/// Splitters repairing invalid groups.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
-pub enum SplitterKind {
-    /// Random cuts until every part fits (the paper's baseline).
-    Random,
-    /// Algorithm 1 of Mills et al.: cut where the explainer says the group breaks β, choosing
-    /// by DRAM, falling back to random cuts where that fails (needs --explainer).
-    Get,
+/// Splitters repairing invalid groups, as `--splitter` spells them.
+fn splitter_kind(text: &str) -> Result<SplitterKind, String> {
+    text.parse()
+        .map_err(|e: fuselage::ir::UnknownKind| e.to_string())
 }
 
 /// Arguments of `fuselage optimize`.
@@ -51,9 +29,10 @@ pub struct OptimizeCmd {
     model: ModelArgs,
     #[command(flatten)]
     cost: CostArgs,
-    /// Search strategy.
-    #[arg(long, value_enum)]
-    search: Search,
+    /// Search strategy: random (also rs), local (also ls), nsga2, optimal, or a name a
+    /// downstream build registered.
+    #[arg(long, value_name = "NAME")]
+    search: String,
     /// Plan evaluations the search may make, 1 to 10^12 (`optimal` is exact and needs none).
     #[arg(long, value_name = "N", default_value = "2000", value_parser = clap::value_parser!(u64).range(1..=1_000_000_000_000))]
     budget: u64,
@@ -82,13 +61,14 @@ pub struct OptimizeCmd {
     /// Skip the reference optimum (the summary and the plan file then have none).
     #[arg(long)]
     no_reference: bool,
-    /// How invalid groups are repaired [default: random, or get when --explainer is given].
-    #[arg(long, value_enum)]
+    /// How invalid groups are repaired: random (the paper's baseline) or get (Algorithm 1,
+    /// needs --explainer) [default: random, or get when --explainer is given].
+    #[arg(long, value_name = "KIND", value_parser = splitter_kind)]
     splitter: Option<SplitterKind>,
-    /// The explainer the `get` splitter asks; implies --splitter get, and is an error with
-    /// --splitter random.
-    #[arg(long, value_enum)]
-    explainer: Option<ExplainerKind>,
+    /// The explainer the `get` splitter asks: gnne, pg, rg, cost, random, or a registered
+    /// name; implies --splitter get, and is an error with --splitter random.
+    #[arg(long, value_name = "NAME")]
+    explainer: Option<String>,
     /// Seed of the explainer (per group, mixed with the group's nodes), kept apart from --seed
     /// so that runs with different search seeds get the same explanations.
     #[arg(
@@ -150,17 +130,16 @@ struct OptimizeFile {
     cost_seconds: f64,
 }
 
-/// Which splitter the arguments ask for.
-fn splitter_kind(
+/// The explainer the arguments ask for: `None` for the random splitter.
+fn explainer_name(
     splitter: Option<SplitterKind>,
-    explainer: Option<ExplainerKind>,
-) -> anyhow::Result<(SplitterKind, Option<ExplainerKind>)> {
+    explainer: Option<String>,
+) -> anyhow::Result<Option<String>> {
     Ok(match (splitter, explainer) {
-        (None | Some(SplitterKind::Random), None) => (SplitterKind::Random, None),
-        (None | Some(SplitterKind::Get), Some(e)) => (SplitterKind::Get, Some(e)),
+        (None | Some(SplitterKind::Random), None) => None,
+        (None | Some(SplitterKind::Get), Some(e)) => Some(e),
         (Some(SplitterKind::Random), Some(e)) => bail!(
-            "--explainer {} needs the explanation-guided splitter: drop --splitter random, or give --splitter get",
-            e.name()
+            "--explainer {e} needs the explanation-guided splitter: drop --splitter random, or give --splitter get"
         ),
         (Some(SplitterKind::Get), None) => {
             bail!("--splitter get needs an explainer: --explainer gnne|pg|rg|cost|random")
@@ -173,30 +152,6 @@ fn gap(value: u64, reference: u64) -> String {
         return "n/a".into();
     }
     format!("{:+.2}%", (value as f64 / reference as f64 - 1.0) * 100.0)
-}
-
-/// Refuses a buffer no single op fits, where no plan but layer by layer is possible and the
-/// search would be pointless.
-fn check_buffer(g: &Graph, p: &Problem<'_>, model: &dyn CostModel) -> anyhow::Result<()> {
-    if p.unfusable().len() == g.len() {
-        let smallest = g
-            .node_ids()
-            .filter_map(|v| {
-                model
-                    .evaluate(g, &fuselage::ir::NodeSet::singleton(g.len(), v))
-                    .ok()
-            })
-            .map(|c| c.buffer_bytes)
-            .min()
-            .unwrap_or(0);
-        bail!(
-            "the {}-byte buffer is smaller than every single op of {} (the smallest needs {} bytes): nothing can be fused",
-            model.config().buffer_bytes(),
-            g.name(),
-            smallest
-        );
-    }
-    Ok(())
 }
 
 /// Parses a time limit in seconds: a finite number from 0 to 10^6.
@@ -228,44 +183,23 @@ fn check_writable(path: &std::path::Path) -> anyhow::Result<()> {
     Ok(())
 }
 
-pub fn run(a: OptimizeCmd) -> anyhow::Result<()> {
+pub fn run(a: OptimizeCmd, registry: &Registry) -> anyhow::Result<()> {
     // Refuse an output path that cannot be written before any work, not after the search.
     check_writable(&a.out)?;
     if let Some(dot) = &a.dot {
         check_writable(dot)?;
     }
+    let explainer = explainer_name(a.splitter, a.explainer.clone())?;
+    let search = registry.search(&a.search).context("--search")?;
     let g = a.model.load()?;
-    let inner = a.cost.model()?;
-    let model = Cached::new(inner.as_ref());
-    let (splitter_kind, explainer_kind) = splitter_kind(a.splitter, a.explainer)?;
-    let splitter: Box<dyn Splitter + '_> = match (splitter_kind, explainer_kind) {
-        (SplitterKind::Get, Some(kind)) => {
-            let beta = inner.config().buffer_bytes();
-            let explainer: Box<dyn Explainer + '_> = match kind {
-                ExplainerKind::Cost => Box::new(CostExplainer::new(&model)),
-                ExplainerKind::Random => Box::new(RandomExplainer::default()),
-                ExplainerKind::Gnne | ExplainerKind::Pg | ExplainerKind::Rg => {
-                    learned_explainer(kind, a.cost.fusion, beta)?
-                }
-            };
-            Box::new(
-                GetSplitter::new(explainer, &model)
-                    .with_seed(a.explainer_seed)
-                    .with_max_branch(a.max_branch),
-            )
-        }
-        _ => Box::new(RandomSplitter::new(&model)),
-    };
-    let budget_n = a.budget;
-    let p = Problem::new(&g, &model, splitter.as_ref())?;
-    check_buffer(&g, &p, inner.as_ref())?;
-    let name = format!("{:?}", a.search).to_lowercase();
-    let strategy = strategy_by_name(&name)?;
+    let cost = a.cost.resolve(registry)?;
+    let model: std::sync::Arc<dyn CostModel> = std::sync::Arc::new(Cached::new(cost.model));
+    let explainers = fuselage::Explainers::default();
 
     let bar = if a.quiet {
         ProgressBar::hidden()
     } else {
-        ProgressBar::new(budget_n)
+        ProgressBar::new(a.budget)
     };
     bar.set_style(
         ProgressStyle::with_template(
@@ -274,61 +208,68 @@ pub fn run(a: OptimizeCmd) -> anyhow::Result<()> {
         .unwrap_or_else(|_| ProgressStyle::default_bar())
         .progress_chars("=> "),
     );
-    bar.set_message(format!("{name} on {}", g.name()));
+    bar.set_message(format!("{} on {}", a.search, g.name()));
     let progress = |done: u64, _total: u64| bar.set_position(done);
-    let mut budget = Budget::new(budget_n)?.with_progress(&progress);
-    if let Some(limit) = a.time_limit {
-        budget = budget.with_time_limit(Duration::from_secs_f64(limit));
-    }
-    let start = Instant::now();
-    let result: SearchResult = strategy.run(&p, &budget, a.seed)?;
-    let seconds = start.elapsed().as_secs_f64();
-    bar.finish_and_clear();
-    // Read before the exact optimiser's reference run below adds cost-model time.
-    let split: SplitStats = p.split_stats().unwrap_or_default();
-    let cost_seconds = p.cost_seconds() + split.cost_seconds;
 
-    // The reference optimum: the run itself for `optimal`, else the exact optimiser within
-    // --reference-limit; proven when it finished its programmes.
-    let reference: Option<(u64, bool)> = if a.search == Search::Optimal {
-        Some((
-            result.score.dram_bytes,
-            result.stop == StopReason::Exhausted,
-        ))
-    } else if a.no_reference {
-        None
-    } else {
-        let limit = Duration::from_secs_f64(a.reference_limit);
-        let r = Optimal::default().run(&p, &Budget::new(1)?.with_time_limit(limit), a.seed)?;
-        Some((r.score.dram_bytes, r.stop == StopReason::Exhausted))
+    let mut planner = Planner::with_model(&g, model)
+        .explainers(&explainers)
+        .budget(a.budget)
+        .seed(a.seed)
+        .explainer_seed(a.explainer_seed)
+        .max_branch(a.max_branch)
+        .progress(&progress)
+        .reference(if a.no_reference {
+            Reference::Off
+        } else {
+            Reference::Within(Duration::from_secs_f64(a.reference_limit))
+        });
+    if let Some(kind) = cost.kind {
+        planner = planner.cost_kind(kind);
+    }
+    planner = match search {
+        Choice::Kind(kind) => planner.search(kind),
+        Choice::Custom(entry) => planner.search_with((entry.make)()),
     };
-    let report = evaluate_plan(inner.as_ref(), &g, &result.plan)?;
-    report
+    if let Some(name) = &explainer {
+        planner = match registry.explainer(name).context("--explainer")? {
+            Choice::Kind(kind) => planner.explainer(kind),
+            Choice::Custom(entry) => {
+                let make = entry.make.clone();
+                planner.explainer_made_by(move |request| make(request))
+            }
+        };
+    }
+    if let Some(limit) = a.time_limit {
+        planner = planner.time_limit(Duration::from_secs_f64(limit));
+    }
+    let out: Outcome = planner.run()?;
+    bar.finish_and_clear();
+    out.report
         .check()
         .context("the search returned a plan that does not fit (a bug)")?;
-    let lower = p.lower_bound();
+    let (result, split, report) = (&out.result, &out.split, &out.report);
 
     let file = OptimizeFile {
-        plan: PlanFile::from_report(inner.as_ref(), &g, &result.plan, &report),
-        search: strategy.name().to_string(),
-        splitter: splitter.name().to_string(),
+        plan: out.plan_file.clone(),
+        search: out.names.search.clone(),
+        splitter: out.names.splitter.clone(),
         seed: a.seed,
-        budget: budget_n,
+        budget: a.budget,
         evaluations: result.evaluations,
-        seconds,
+        seconds: out.seconds,
         stop: result.stop,
-        lower_bound_bytes: lower,
-        optimal_dram_bytes: reference.map(|r| r.0),
-        optimal_proven: reference.is_some_and(|r| r.1),
+        lower_bound_bytes: out.lower_bound,
+        optimal_dram_bytes: out.reference.map(|r| r.dram_bytes),
+        optimal_proven: out.reference.is_some_and(|r| r.proven),
         history: result.history.clone(),
         front: result.front.clone(),
-        explainer: explainer_kind.map(|e| e.name().to_string()),
+        explainer: out.names.explainer.clone(),
         rectify_rate: split.rectify_rate(),
         invalid_groups_met: split.invalid_groups,
         explanations: split.explanations,
         split_seconds: split.seconds,
         explainer_seconds: split.explainer_seconds,
-        cost_seconds,
+        cost_seconds: out.cost_seconds,
     };
     std::fs::write(&a.out, serde_json::to_string_pretty(&file)?)
         .with_context(|| format!("writing {}", a.out.display()))?;
@@ -337,18 +278,18 @@ pub fn run(a: OptimizeCmd) -> anyhow::Result<()> {
             .with_context(|| format!("writing {}", dot.display()))?;
     }
 
-    let cfg = inner.config();
-    let splitter_label = match explainer_kind {
-        Some(e) => format!("{} splitter ({} explainer)", splitter.name(), e.name()),
-        None => format!("{} splitter", splitter.name()),
+    let cfg = out.config;
+    let splitter_label = match &out.names.explainer {
+        Some(e) => format!("{} splitter ({e} explainer)", out.names.splitter),
+        None => format!("{} splitter", out.names.splitter),
     };
     outln!(
         "{} · {} · β = {:.0} KiB · b = {} · {} search · {} · seed {}",
         g.name(),
-        inner.name(),
+        out.names.cost_model,
         kib(cfg.buffer_bytes()),
         cfg.element_bytes(),
-        strategy.name(),
+        out.names.search,
         splitter_label,
         a.seed
     )?;
@@ -382,24 +323,25 @@ pub fn run(a: OptimizeCmd) -> anyhow::Result<()> {
     outln!(
         "{:<26}{:>14}",
         "cost-model seconds",
-        format!("{cost_seconds:.2}")
+        format!("{:.2}", out.cost_seconds)
     )?;
     outln!("{:<26}{:>14}", "groups", report.group_count)?;
     outln!("{:<26}{:>14}", "unfusable nodes", report.unfusable_count)?;
     outln!("{:<26}{:>14}", "evaluations", result.evaluations)?;
-    outln!("{:<26}{:>14}", "seconds", format!("{seconds:.2}"))?;
+    outln!("{:<26}{:>14}", "seconds", format!("{:.2}", out.seconds))?;
     outln!(
         "{:<26}{:>14}",
         "lower bound (MB)",
-        format!("{:.3}", mb(lower))
+        format!("{:.3}", mb(out.lower_bound))
     )?;
     outln!(
         "{:<26}{:>14}",
         "gap to lower bound",
-        gap(report.dram_bytes, lower)
+        gap(report.dram_bytes, out.lower_bound)
     )?;
-    match reference {
-        Some((optimal, proven)) => {
+    match out.reference {
+        Some(r) => {
+            let (optimal, proven) = (r.dram_bytes, r.proven);
             let label = if proven {
                 "optimal (MB)"
             } else {

@@ -1,6 +1,7 @@
 //! `fuselage cost MODEL --fusion F --buffer SIZE (--group NAMES | --plan FILE) [--json]`.
 
-use super::common::{CostArgs, ModelArgs, kib, mb, parse_group};
+use crate::common::{CostArgs, ModelArgs, kib, mb, parse_group};
+use crate::registry::Registry;
 use anyhow::{Context, bail};
 use clap::Args;
 use fuselage::cost::{CostModel, PlanFile, evaluate_plan};
@@ -27,9 +28,9 @@ pub struct CostCmd {
     json: bool,
 }
 
-pub fn run(a: CostCmd) -> anyhow::Result<()> {
+pub fn run(a: CostCmd, registry: &Registry) -> anyhow::Result<()> {
     let g = a.model.load()?;
-    let model = a.cost.model()?;
+    let model = a.cost.resolve(registry)?.model;
     match (&a.group, &a.plan) {
         (Some(spec), _) => group(&g, model.as_ref(), spec, a.json),
         (None, Some(path)) => plan(&g, model.as_ref(), path, a.json),

@@ -1,22 +1,17 @@
 //! `fuselage dataset`, `fuselage train` and `fuselage classify`: the GNN validity classifier.
 
-use super::common::{CostArgs, Fusion, ModelArgs, parse_group};
+use crate::common::GroupArgs;
+use crate::registry::Registry;
 use anyhow::Context;
 use clap::Args;
+use fuselage::cost::CostKind;
 use fuselage::gnn::{
-    CostKind, Dataset, DatasetConfig, GnnClassifier, TrainConfig, ValidityModel, curve_csv,
-    default_device, generate_dataset, load_checkpoint, plot_curve, save_checkpoint, shipped, train,
+    Dataset, DatasetConfig, GnnClassifier, TrainConfig, ValidityModel, curve_csv, default_device,
+    generate_dataset, load_checkpoint, plot_curve, save_checkpoint, shipped, train,
 };
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
 use std::path::PathBuf;
-
-fn kind(f: Fusion) -> CostKind {
-    match f {
-        Fusion::Lbdf => CostKind::Lbdf,
-        Fusion::Brr => CostKind::Brr,
-    }
-}
 
 /// Arguments of `fuselage dataset`.
 #[derive(Debug, Args)]
@@ -55,9 +50,9 @@ pub fn dataset(a: DatasetCmd) -> anyhow::Result<()> {
 /// Arguments of `fuselage train`.
 #[derive(Debug, Args)]
 pub struct TrainCmd {
-    /// Cost model whose validity labels are learnt.
-    #[arg(long, value_enum)]
-    fusion: Fusion,
+    /// Cost model whose validity labels are learnt: lbdf or brr.
+    #[arg(long, value_name = "MODEL")]
+    fusion: CostKind,
     /// A data set written by `fuselage dataset` (default: generate the paper-sized one).
     #[arg(long, value_name = "FILE")]
     dataset: Option<PathBuf>,
@@ -79,7 +74,7 @@ pub fn train_cmd(a: TrainCmd) -> anyhow::Result<()> {
         None => generate_dataset(&DatasetConfig::paper(a.seed))?,
     };
     std::fs::create_dir_all(&a.out).with_context(|| format!("creating {}", a.out.display()))?;
-    let k = kind(a.fusion);
+    let k = a.fusion;
     let mut cfg = TrainConfig::paper(k);
     cfg.epochs = a.epochs;
     cfg.seed = a.seed;
@@ -133,12 +128,7 @@ pub fn train_cmd(a: TrainCmd) -> anyhow::Result<()> {
 #[derive(Debug, Args)]
 pub struct ClassifyCmd {
     #[command(flatten)]
-    model: ModelArgs,
-    #[command(flatten)]
-    cost: CostArgs,
-    /// The group: comma-separated ONNX node names, or FIRST..LAST.
-    #[arg(long, value_name = "NAMES")]
-    group: String,
+    group: GroupArgs,
     /// A checkpoint stem written by `fuselage train` (default: the shipped one).
     #[arg(long, value_name = "STEM")]
     checkpoint: Option<PathBuf>,
@@ -147,15 +137,13 @@ pub struct ClassifyCmd {
     json: bool,
 }
 
-pub fn classify(a: ClassifyCmd) -> anyhow::Result<()> {
-    let g = a.model.load()?;
-    let model = a.cost.model()?;
-    let set = parse_group(&g, &a.group)?;
-    g.check_group(&set, 0)?;
+pub fn classify(a: ClassifyCmd, registry: &Registry) -> anyhow::Result<()> {
+    let (g, cost, set) = a.group.load(registry)?;
+    let model = cost.model;
     let device = default_device();
     let clf: GnnClassifier = match &a.checkpoint {
         Some(stem) => load_checkpoint(stem, &device)?,
-        None => shipped(kind(a.cost.fusion), &device)?,
+        None => shipped(a.group.cost.kind()?, &device)?,
     };
     let beta = model.config().buffer_bytes();
     let p = clf.invalid_probability(&g, &set, beta)?;

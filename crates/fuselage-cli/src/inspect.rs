@@ -1,6 +1,6 @@
 //! `fuselage inspect MODEL [--json] [--dot FILE]`.
 
-use super::common::ModelArgs;
+use crate::common::ModelArgs;
 use anyhow::Context;
 use clap::Args;
 use fuselage::ir::Graph;

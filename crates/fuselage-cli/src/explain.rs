@@ -1,14 +1,16 @@
 //! `fuselage explain`: why a group does not fit, edge by edge, and where to cut it.
 
-use super::common::{CostArgs, ExplainerKind, ModelArgs, parse_group};
+use crate::common::GroupArgs;
+use crate::registry::{Choice, Registry};
 use anyhow::Context;
 use clap::Args;
 use fuselage::cost::CostModel;
 use fuselage::explain::render;
-use fuselage::gnn::{CostKind, ValidityModel, default_device, shipped};
+use fuselage::gnn::{ValidityModel, default_device, shipped};
+use fuselage::ir::Graph;
 use fuselage::ir::order::GroupOrder;
 use fuselage::ir::sample::components;
-use fuselage::ir::{Graph, NodeSet};
+use fuselage::pipeline::{ExplainerFactory, ExplainerRequest};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use serde_json::json;
@@ -19,15 +21,11 @@ use std::sync::Arc;
 #[derive(Debug, Args)]
 pub struct ExplainCmd {
     #[command(flatten)]
-    model: ModelArgs,
-    #[command(flatten)]
-    cost: CostArgs,
-    /// The group: comma-separated ONNX node names, or FIRST..LAST.
-    #[arg(long, value_name = "NAMES")]
-    group: String,
-    /// Which explainer.
-    #[arg(long, value_enum)]
-    explainer: ExplainerKind,
+    group: GroupArgs,
+    /// Which explainer: gnne, pg, rg (learned, over the GNN classifier), cost (the exact cost
+    /// model), random, or a name a downstream build registered.
+    #[arg(long, value_name = "NAME")]
+    explainer: String,
     /// Seed of the explainer's random choices.
     #[arg(long, allow_hyphen_values = true, default_value_t = 0)]
     seed: u64,
@@ -67,18 +65,25 @@ fn best_cut(
     Ok(best)
 }
 
-pub fn run(a: ExplainCmd) -> anyhow::Result<()> {
-    let g = a.model.load()?;
-    let model: Arc<dyn CostModel> = Arc::from(a.cost.model()?);
-    let set: NodeSet = parse_group(&g, &a.group)?;
-    g.check_group(&set, 0)?;
+pub fn run(a: ExplainCmd, registry: &Registry) -> anyhow::Result<()> {
+    let (g, cost, set) = a.group.load(registry)?;
+    let model: Arc<dyn CostModel> = cost.model;
     let beta = model.config().buffer_bytes();
-    let explainer =
-        fuselage::make_explainer(a.explainer.name(), a.cost.fusion.name(), model.clone())?;
+    let request = ExplainerRequest {
+        cost_kind: cost.kind,
+        model: &model,
+    };
+    let explainer = match registry.explainer(&a.explainer).context("--explainer")? {
+        Choice::Kind(kind) => fuselage::Explainers::default().explainer(kind, &request)?,
+        Choice::Custom(entry) => (entry.make)(&request)?,
+    };
     let mut rng = ChaCha8Rng::seed_from_u64(a.seed);
     let e = explainer.explain(&g, &set, beta, &mut rng)?;
-    let kind: CostKind = a.cost.fusion.name().parse()?;
-    let p = shipped(kind, &default_device())?.invalid_probability(&g, &set, beta)?;
+    // The classifier's verdict, where the cost model has one.
+    let p = match cost.kind {
+        Some(kind) => Some(shipped(kind, &default_device())?.invalid_probability(&g, &set, beta)?),
+        None => None,
+    };
     let exact = model.evaluate(&g, &set)?;
     let order = GroupOrder::new(&g, &set);
     let ranking = e.ranking();
@@ -127,7 +132,11 @@ pub fn run(a: ExplainCmd) -> anyhow::Result<()> {
         a.seed
     )?;
     outln!(
-        "GNN P(invalid) = {p:.4} · exact F_β = {} bytes -> {}",
+        "GNN P(invalid) = {} · exact F_β = {} bytes -> {}",
+        p.map_or(
+            "n/a (no classifier for this cost model)".into(),
+            |p| format!("{p:.4}")
+        ),
         exact.buffer_bytes,
         if exact.valid { "valid" } else { "invalid" }
     )?;

@@ -1,0 +1,148 @@
+//! Arguments several subcommands share: the model, the cost model's settings, a group.
+
+use crate::registry::{Choice, Registry};
+use anyhow::{Context, bail};
+use clap::Args;
+use fuselage::cost::{CostConfig, CostKind, CostModel};
+use fuselage::ir::{Graph, NodeSet};
+use std::sync::Arc;
+
+/// Which network.
+#[derive(Debug, Args)]
+pub struct ModelArgs {
+    /// A zoo network (vgg16, resnet18, ..., vit_tiny_patch16_224, bert_l4_h256, gpt2) or the
+    /// path of an .onnx file.
+    pub model: String,
+    /// Square input resolution for a zoo network, 32 to 16384 (default: the network's own).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(32..=16_384))]
+    pub resolution: Option<u64>,
+    /// Tokens for a zoo text transformer (bert_*, gpt2*, *llama*), 1 to 1048576 (default: the
+    /// preset's own).
+    #[arg(long, value_name = "TOKENS", value_parser = clap::value_parser!(u64).range(1..=1_048_576))]
+    pub seq: Option<u64>,
+}
+
+impl ModelArgs {
+    pub fn load(&self) -> anyhow::Result<Graph> {
+        Ok(fuselage::load_model_sized(
+            &self.model,
+            self.resolution,
+            self.seq,
+        )?)
+    }
+}
+
+/// A cost model on the command line: the model (a built-in kind or a registered one) and its
+/// configuration.
+pub struct CostSetting {
+    /// The model, uncached.
+    pub model: Arc<dyn CostModel>,
+    /// Which built-in it is; `None` for a registered downstream model.
+    pub kind: Option<CostKind>,
+}
+
+/// Cost-model settings.
+#[derive(Debug, Args)]
+pub struct CostArgs {
+    /// Cost model of the fusion method: lbdf (line-buffer depth-first), brr (row-tiled
+    /// buffer-requirement reduction), or a name a downstream build registered.
+    #[arg(long, value_name = "MODEL")]
+    pub fusion: String,
+    /// On-chip buffer β: bytes, or with KiB / MiB (256KiB, 2MiB).
+    #[arg(long, value_name = "SIZE")]
+    pub buffer: String,
+    /// Bytes per element, activations and weights alike.
+    #[arg(long, value_name = "N", default_value = "1")]
+    pub bytes: String,
+}
+
+impl CostArgs {
+    /// β and b as given.
+    pub fn config(&self) -> anyhow::Result<CostConfig> {
+        let buffer = fuselage::parse_size(&self.buffer).context("--buffer")?;
+        let bytes = fuselage::parse_size(&self.bytes).context("--bytes")?;
+        Ok(CostConfig::new(buffer)?.with_element_bytes(bytes)?)
+    }
+
+    /// The cost model they name, at their configuration.
+    pub fn resolve(&self, registry: &Registry) -> anyhow::Result<CostSetting> {
+        let choice = registry.cost_model(&self.fusion).context("--fusion")?;
+        let config = self.config()?;
+        Ok(match choice {
+            Choice::Kind(kind) => CostSetting {
+                model: Arc::from(kind.model(config)),
+                kind: Some(kind),
+            },
+            Choice::Custom(entry) => CostSetting {
+                model: Arc::from((entry.make)(config)),
+                kind: None,
+            },
+        })
+    }
+
+    /// The built-in cost model they name, for the commands that read its classifier.
+    pub fn kind(&self) -> anyhow::Result<CostKind> {
+        self.fusion
+            .parse()
+            .with_context(|| "--fusion (the classifier exists for the built-in models only)")
+    }
+}
+
+/// A network, a cost model and a group of the network.
+#[derive(Debug, Args)]
+pub struct GroupArgs {
+    #[command(flatten)]
+    pub model: ModelArgs,
+    #[command(flatten)]
+    pub cost: CostArgs,
+    /// The group: comma-separated ONNX node names, or FIRST..LAST.
+    #[arg(long, value_name = "NAMES")]
+    pub group: String,
+}
+
+impl GroupArgs {
+    /// The graph, the cost model and the group, checked to be a group of the graph.
+    pub fn load(&self, registry: &Registry) -> anyhow::Result<(Graph, CostSetting, NodeSet)> {
+        let g = self.model.load()?;
+        let cost = self.cost.resolve(registry)?;
+        let set = parse_group(&g, &self.group)?;
+        g.check_group(&set, 0)?;
+        Ok((g, cost, set))
+    }
+}
+
+/// The group `spec` names: comma-separated ONNX node names, or `FIRST..LAST` for every node
+/// from FIRST to LAST in node order.
+pub fn parse_group(g: &Graph, spec: &str) -> anyhow::Result<NodeSet> {
+    if let Some((first, last)) = spec.split_once("..")
+        && !spec.contains(',')
+    {
+        let (a, b) = (g.require(first.trim())?, g.require(last.trim())?);
+        if a > b {
+            bail!("`{first}` comes after `{last}` in node order");
+        }
+        return Ok(NodeSet::from_ids(
+            g.len(),
+            g.node_ids().filter(|&v| v >= a && v <= b),
+        ));
+    }
+    let names: Vec<&str> = spec
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .collect();
+    if names.is_empty() {
+        bail!("--group names no node");
+    }
+    Ok(g.set_of(&names)?)
+}
+
+/// Bytes as the paper's MB (10^6 bytes).
+pub fn mb(bytes: u64) -> f64 {
+    bytes as f64 / 1e6
+}
+
+/// Bytes as KiB.
+pub fn kib(bytes: u64) -> f64 {
+    bytes as f64 / 1024.0
+}

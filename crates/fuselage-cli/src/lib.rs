@@ -1,0 +1,111 @@
+//! # fuselage-cli
+//!
+//! The `fuselage` command-line program, as a library and a binary.
+//!
+//! Each subcommand lives in its own file (`inspect.rs`, `cost.rs`, `optimize.rs`,
+//! `explain.rs`, `gnn.rs` for dataset/train/classify, `reproduce.rs`); `common.rs` holds the
+//! arguments they share. The work itself is the library's: a subcommand reads its
+//! arguments, runs the facade `fuselage` (the [`Planner`](fuselage::Planner) for
+//! `optimize`), and prints.
+//!
+//! A downstream crate adds its own cost model, search or explainer to the program through a
+//! [`Registry`] and [`main_with`]: its binary is the `fuselage` program that also knows those
+//! names. The binary of this crate is `main_with(&Registry::default())`.
+
+/// `println!` that returns the write error instead of panicking, so that `fuselage ... | head`
+/// ends quietly (see `main`).
+macro_rules! outln {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        writeln!(std::io::stdout().lock(), $($arg)*)
+    }};
+}
+
+mod common;
+mod cost;
+mod explain;
+mod gnn;
+mod inspect;
+mod optimize;
+pub mod registry;
+mod reproduce;
+
+pub use registry::Registry;
+
+use clap::{Parser, Subcommand};
+
+/// Explainable operator fusion: plan fusion groups that fit an on-chip buffer, and see why a
+/// group does not.
+#[derive(Debug, Parser)]
+#[command(name = "fuselage", version, about, long_about = None)]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Summarise a network: nodes, edges, parameters, MACs, op counts, fingerprint.
+    Inspect(inspect::InspectArgs),
+    /// Cost one group, or re-evaluate a plan file, under LBDF or BRR.
+    Cost(cost::CostCmd),
+    /// Search for a fusion plan and write it as JSON.
+    Optimize(optimize::OptimizeCmd),
+    /// Collect fusion groups by random search and label them at five buffer sizes.
+    Dataset(gnn::DatasetCmd),
+    /// Train the GNN validity classifier for one cost model.
+    Train(gnn::TrainCmd),
+    /// The GNN's probability that a group is invalid, beside the exact answer.
+    Classify(gnn::ClassifyCmd),
+    /// Explain why a group does not fit: edges ranked by an explainer, and where to cut.
+    Explain(explain::ExplainCmd),
+    /// Rerun the paper's Tables II–V and budget curves; write docs/results.md.
+    Reproduce(reproduce::ReproduceCmd),
+}
+
+/// Runs the parsed command, with the downstream components of `registry`.
+///
+/// # Errors
+/// Whatever the command meets: a bad file, an unknown name, a failed search.
+pub fn run(cli: Cli, registry: &Registry) -> anyhow::Result<()> {
+    match cli.command {
+        Command::Inspect(a) => inspect::run(a),
+        Command::Cost(a) => cost::run(a, registry),
+        Command::Optimize(a) => optimize::run(a, registry),
+        Command::Dataset(a) => gnn::dataset(a),
+        Command::Train(a) => gnn::train_cmd(a),
+        Command::Classify(a) => gnn::classify(a, registry),
+        Command::Reproduce(a) => reproduce::run(a),
+        Command::Explain(a) => explain::run(a, registry),
+    }
+}
+
+/// The whole program: parses the process's arguments, runs the command with `registry`'s
+/// components, prints any error on one line and returns the exit code (0, or 1 for any
+/// error, usage errors included).
+pub fn main_with(registry: &Registry) -> std::process::ExitCode {
+    // Usage errors exit 1 like every other bad input; --help and --version exit 0.
+    let args = match Cli::try_parse() {
+        Ok(a) => a,
+        Err(e) => {
+            let _ = e.print();
+            return std::process::ExitCode::from(if e.use_stderr() { 1 } else { 0 });
+        }
+    };
+    match run(args, registry) {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) if is_broken_pipe(&e) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            std::process::ExitCode::from(1)
+        }
+    }
+}
+
+/// Whether the error is stdout closed early (`fuselage inspect x | head`), which is no error.
+fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}

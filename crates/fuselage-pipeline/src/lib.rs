@@ -1,0 +1,452 @@
+//! # fuselage-pipeline
+//!
+//! The fuselage pipeline, assembled once: a graph, a cost model, a splitter (random, or
+//! explanation-guided over an explainer), a search and its budget go in; one [`Outcome`]
+//! comes out, with the search result, the splitter's statistics, the plan report and the
+//! references (lower bound, exact optimum).
+//!
+//! ## Design
+//!
+//! The chain cost model → explainer → [`GetSplitter`] → [`Problem`] → strategy →
+//! [`evaluate_plan`] has one owner, [`Planner`], a builder. The command-line program, the
+//! reproduction of the paper's tables and the examples all run through it, so a setting
+//! (β, a seed, a time limit) has one path to the component that reads it.
+//!
+//! Every component comes in two ways:
+//!
+//! - **by kind**, a typed enum of the built-ins ([`CostKind`], [`SearchKind`],
+//!   [`ExplainerKind`]), which the planner builds with default settings;
+//! - **as a trait object** ([`CostModel`], [`SearchStrategy`], [`Explainer`]), which is how a
+//!   downstream component, or a built-in with other settings, enters the pipeline.
+//!
+//! The learned explainers need the GNN classifier of a built-in cost model, and so burn; this
+//! crate does not depend on burn. Explainers by kind are therefore made by an
+//! [`ExplainerFactory`]: [`Baselines`] here makes the burn-free ones (`cost`, `random`), and
+//! the facade `fuselage` supplies one that makes all five.
+//!
+//! One cost model serves the search, the splitter and the cost explainer: a kind is wrapped in
+//! [`Cached`], and a model passed in is used as it is (pass a [`Cached`] one, shared between
+//! planners if you like: a cache never changes an answer).
+//!
+//! ```
+//! use fuselage_cost::{CostConfig, CostKind};
+//! use fuselage_pipeline::{Planner, Reference};
+//! use fuselage_search::SearchKind;
+//! let g = fuselage_zoo::build("resnet18")?;
+//! let out = Planner::new(&g, CostKind::Lbdf, CostConfig::kib(128)?)
+//!     .search(SearchKind::Local)
+//!     .budget(200)
+//!     .seed(1)
+//!     .reference(Reference::Exact)
+//!     .run()?;
+//! assert!(out.report.is_valid());
+//! let optimum = out.reference.unwrap();
+//! assert!(optimum.proven && optimum.dram_bytes <= out.report.dram_bytes);
+//! assert!(out.lower_bound <= optimum.dram_bytes);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+#![warn(missing_docs)]
+#![deny(clippy::unwrap_used, clippy::expect_used)]
+
+mod error;
+
+pub use error::{PipelineError, Result};
+
+use fuselage_cost::{Cached, CostConfig, CostKind, CostModel, PlanFile, PlanReport, evaluate_plan};
+use fuselage_explain::{CostExplainer, Explainer, ExplainerKind, RandomExplainer};
+use fuselage_ir::{Graph, NodeSet};
+use fuselage_search::{
+    Budget, Optimal, Problem, SearchKind, SearchResult, SearchStrategy, StopReason,
+};
+use fuselage_split::{GetSplitter, RandomSplitter, SplitMemo, SplitStats, Splitter};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Whether and how a run also computes the exact optimum, for its "gap to optimal".
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub enum Reference {
+    /// No reference optimum.
+    Off,
+    /// [`Optimal`] within this time; past it, its best plan so far, marked not proven.
+    Within(Duration),
+    /// [`Optimal`] to the end, however long it takes.
+    Exact,
+}
+
+/// The reference optimum of a run.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Optimum {
+    /// Its total DRAM, bytes.
+    pub dram_bytes: u64,
+    /// Whether [`Optimal`] finished (exact over its family) rather than stop at its limit.
+    pub proven: bool,
+}
+
+/// What the cost explainer and a factory may read when making an explainer.
+pub struct ExplainerRequest<'r> {
+    /// The built-in cost model the pipeline runs, when it runs one (the learned explainers
+    /// read that model's classifier).
+    pub cost_kind: Option<CostKind>,
+    /// The pipeline's cost model (cached), for explainers that read costs.
+    pub model: &'r Arc<dyn CostModel>,
+}
+
+/// Makes explainers by kind. See [`Baselines`]; the facade `fuselage` has the one that also
+/// makes the learned explainers.
+pub trait ExplainerFactory: Sync {
+    /// The explainer of `kind` for `request`.
+    ///
+    /// # Errors
+    /// [`PipelineError::ExplainerUnavailable`] for a kind this factory cannot make;
+    /// checkpoint and classifier errors.
+    fn explainer(
+        &self,
+        kind: ExplainerKind,
+        request: &ExplainerRequest<'_>,
+    ) -> Result<Box<dyn Explainer>>;
+}
+
+/// The burn-free explainers: `cost` over the pipeline's cost model, and `random`.
+#[derive(Copy, Clone, Debug, Default)]
+pub struct Baselines;
+
+impl ExplainerFactory for Baselines {
+    fn explainer(
+        &self,
+        kind: ExplainerKind,
+        request: &ExplainerRequest<'_>,
+    ) -> Result<Box<dyn Explainer>> {
+        match kind {
+            ExplainerKind::Cost => Ok(Box::new(CostExplainer::new(request.model.clone()))),
+            ExplainerKind::Random => Ok(Box::new(RandomExplainer::default())),
+            ExplainerKind::Gnne | ExplainerKind::Pg | ExplainerKind::Rg => {
+                Err(PipelineError::ExplainerUnavailable {
+                    kind,
+                    why: "learned explainers need the facade's factory (`fuselage::Explainers`)"
+                        .into(),
+                })
+            }
+        }
+    }
+}
+
+enum SearchSource<'a> {
+    Kind(SearchKind),
+    Given(Box<dyn SearchStrategy + 'a>),
+}
+
+/// Makes an explainer once the pipeline's cost model exists.
+type MakeExplainer<'a> = Box<dyn FnOnce(&ExplainerRequest<'_>) -> Result<Box<dyn Explainer>> + 'a>;
+
+enum ExplainerSource<'a> {
+    Kind(ExplainerKind),
+    Given(Box<dyn Explainer + 'a>),
+    Made(MakeExplainer<'a>),
+}
+
+/// The names of the components of a run, as they call themselves (`name()`), for summaries
+/// and plan files.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Names {
+    /// The cost model's.
+    pub cost_model: String,
+    /// The search's.
+    pub search: String,
+    /// The splitter's.
+    pub splitter: String,
+    /// The explainer's, for an explanation-guided splitter.
+    pub explainer: Option<String>,
+}
+
+/// Everything one run gives.
+#[derive(Clone, Debug)]
+pub struct Outcome {
+    /// The search's result: best plan, score, history, stop reason, front.
+    pub result: SearchResult,
+    /// The best plan re-evaluated group by group.
+    pub report: PlanReport,
+    /// The best plan as a plan file (`fuselage cost --plan` reads it).
+    pub plan_file: PlanFile,
+    /// The splitter's counters for this run (zero for a splitter that keeps none).
+    pub split: SplitStats,
+    /// The compulsory traffic no plan beats, bytes.
+    pub lower_bound: u64,
+    /// The exact optimum, unless [`Reference::Off`]; for [`SearchKind::Optimal`] the run itself.
+    pub reference: Option<Optimum>,
+    /// Wall-clock seconds of the search (the reference optimum not included).
+    pub seconds: f64,
+    /// Seconds in the cost model outside the explainer: the search's scoring plus the
+    /// splitter's own calls.
+    pub cost_seconds: f64,
+    /// β and b.
+    pub config: CostConfig,
+    /// The components' names.
+    pub names: Names,
+}
+
+/// Assembles and runs the pipeline: see the [crate docs](crate).
+pub struct Planner<'a> {
+    graph: &'a Graph,
+    model: Arc<dyn CostModel>,
+    cost_kind: Option<CostKind>,
+    search: SearchSource<'a>,
+    explainer: Option<ExplainerSource<'a>>,
+    explainer_seed: u64,
+    max_branch: Option<usize>,
+    memo: Option<Arc<SplitMemo>>,
+    budget: u64,
+    seed: u64,
+    time_limit: Option<Duration>,
+    progress: Option<&'a (dyn Fn(u64, u64) + Sync)>,
+    reference: Reference,
+    factory: &'a dyn ExplainerFactory,
+}
+
+impl<'a> Planner<'a> {
+    /// A planner over `graph` with the built-in cost model `kind` at `config` (cached), the
+    /// random splitter, local search with a budget of 2,000, seed 0, and a reference optimum
+    /// within 10 s.
+    pub fn new(graph: &'a Graph, kind: CostKind, config: CostConfig) -> Self {
+        let mut p = Planner::with_model(graph, Arc::new(Cached::new(kind.model(config))));
+        p.cost_kind = Some(kind);
+        p
+    }
+
+    /// A planner over `graph` with a cost model of your own (or a shared, cached built-in),
+    /// used as it is.
+    pub fn with_model(graph: &'a Graph, model: Arc<dyn CostModel>) -> Self {
+        Planner {
+            graph,
+            model,
+            cost_kind: None,
+            search: SearchSource::Kind(SearchKind::Local),
+            explainer: None,
+            explainer_seed: 0,
+            max_branch: None,
+            memo: None,
+            budget: 2000,
+            seed: 0,
+            time_limit: None,
+            progress: None,
+            reference: Reference::Within(Duration::from_secs(10)),
+            factory: &Baselines,
+        }
+    }
+
+    /// Says which built-in cost model a [`with_model`](Self::with_model) model is (a shared
+    /// cached LBDF, say), so that the learned explainers can pick its classifier.
+    pub fn cost_kind(mut self, kind: CostKind) -> Self {
+        self.cost_kind = Some(kind);
+        self
+    }
+
+    /// A built-in search with its default settings.
+    pub fn search(mut self, kind: SearchKind) -> Self {
+        self.search = SearchSource::Kind(kind);
+        self
+    }
+
+    /// A search of your own, or a built-in with other settings.
+    pub fn search_with(mut self, strategy: Box<dyn SearchStrategy + 'a>) -> Self {
+        self.search = SearchSource::Given(strategy);
+        self
+    }
+
+    /// Repairs invalid groups with [`GetSplitter`] over the built-in explainer `kind`, made by
+    /// the [`explainers`](Self::explainers) factory. Without an explainer the splitter is
+    /// random.
+    pub fn explainer(mut self, kind: ExplainerKind) -> Self {
+        self.explainer = Some(ExplainerSource::Kind(kind));
+        self
+    }
+
+    /// Repairs invalid groups with [`GetSplitter`] over an explainer of your own.
+    pub fn explainer_with(mut self, explainer: Box<dyn Explainer + 'a>) -> Self {
+        self.explainer = Some(ExplainerSource::Given(explainer));
+        self
+    }
+
+    /// Repairs invalid groups with [`GetSplitter`] over the explainer `make` returns, called
+    /// with the pipeline's cost model (for a downstream explainer that reads costs).
+    pub fn explainer_made_by(
+        mut self,
+        make: impl FnOnce(&ExplainerRequest<'_>) -> Result<Box<dyn Explainer>> + 'a,
+    ) -> Self {
+        self.explainer = Some(ExplainerSource::Made(Box::new(make)));
+        self
+    }
+
+    /// The factory that makes explainers by kind (default [`Baselines`]).
+    pub fn explainers(mut self, factory: &'a dyn ExplainerFactory) -> Self {
+        self.factory = factory;
+        self
+    }
+
+    /// The explainer's seed (mixed with each group's nodes), apart from the search's.
+    pub fn explainer_seed(mut self, seed: u64) -> Self {
+        self.explainer_seed = seed;
+        self
+    }
+
+    /// How many both-parts-invalid candidates [`GetSplitter`] explores (its default is 2).
+    pub fn max_branch(mut self, n: usize) -> Self {
+        self.max_branch = Some(n);
+        self
+    }
+
+    /// A [`SplitMemo`] shared with other runs of the same graph, cost model and explainer.
+    pub fn split_memo(mut self, memo: Arc<SplitMemo>) -> Self {
+        self.memo = Some(memo);
+        self
+    }
+
+    /// Plan evaluations the search may make.
+    pub fn budget(mut self, evaluations: u64) -> Self {
+        self.budget = evaluations;
+        self
+    }
+
+    /// The seed of every random choice of the search.
+    pub fn seed(mut self, seed: u64) -> Self {
+        self.seed = seed;
+        self
+    }
+
+    /// Stops the search after `limit` with its best plan so far.
+    pub fn time_limit(mut self, limit: Duration) -> Self {
+        self.time_limit = Some(limit);
+        self
+    }
+
+    /// Called with (evaluations done, budget) as the search goes.
+    pub fn progress(mut self, f: &'a (dyn Fn(u64, u64) + Sync)) -> Self {
+        self.progress = Some(f);
+        self
+    }
+
+    /// Whether and how long to compute the exact optimum as a reference.
+    pub fn reference(mut self, reference: Reference) -> Self {
+        self.reference = reference;
+        self
+    }
+
+    /// Runs the search and everything around it.
+    ///
+    /// # Errors
+    /// [`PipelineError::NothingFits`] when β is below every single op; the errors of the
+    /// explainer factory, the cost model and the search.
+    pub fn run(self) -> Result<Outcome> {
+        let g = self.graph;
+        let model = &self.model;
+        let explainer_name;
+        let splitter: Box<dyn Splitter + 'a> = match self.explainer {
+            None => {
+                explainer_name = None;
+                Box::new(RandomSplitter::new(model.clone()))
+            }
+            Some(source) => {
+                let request = ExplainerRequest {
+                    cost_kind: self.cost_kind,
+                    model,
+                };
+                let explainer: Box<dyn Explainer + 'a> = match source {
+                    ExplainerSource::Given(e) => e,
+                    ExplainerSource::Kind(kind) => self.factory.explainer(kind, &request)?,
+                    ExplainerSource::Made(make) => make(&request)?,
+                };
+                explainer_name = Some(explainer.name().to_string());
+                let mut get =
+                    GetSplitter::new(explainer, model.clone()).with_seed(self.explainer_seed);
+                if let Some(n) = self.max_branch {
+                    get = get.with_max_branch(n);
+                }
+                if let Some(memo) = self.memo {
+                    get = get.with_memo(memo);
+                }
+                Box::new(get)
+            }
+        };
+        let p = Problem::new(g, model.as_ref(), splitter.as_ref())?;
+        check_something_fits(g, &p)?;
+        let (strategy, exact_search): (Box<dyn SearchStrategy + 'a>, bool) = match self.search {
+            SearchSource::Kind(kind) => (kind.strategy(), kind == SearchKind::Optimal),
+            SearchSource::Given(s) => (s, false),
+        };
+        let mut budget = Budget::new(self.budget)?;
+        if let Some(f) = self.progress {
+            budget = budget.with_progress(f);
+        }
+        if let Some(limit) = self.time_limit {
+            budget = budget.with_time_limit(limit);
+        }
+        let start = Instant::now();
+        let result = strategy.run(&p, &budget, self.seed)?;
+        let seconds = start.elapsed().as_secs_f64();
+        // Read before the reference optimum adds cost-model time.
+        let split = p.split_stats().unwrap_or_default();
+        let cost_seconds = p.cost_seconds() + split.cost_seconds;
+        let reference = if exact_search {
+            Some(Optimum {
+                dram_bytes: result.score.dram_bytes,
+                proven: result.stop == StopReason::Exhausted,
+            })
+        } else {
+            let limit = match self.reference {
+                Reference::Off => None,
+                Reference::Within(limit) => Some(Some(limit)),
+                Reference::Exact => Some(None),
+            };
+            match limit {
+                None => None,
+                Some(limit) => {
+                    let mut b = Budget::new(1)?;
+                    if let Some(limit) = limit {
+                        b = b.with_time_limit(limit);
+                    }
+                    let r = Optimal::default().run(&p, &b, self.seed)?;
+                    Some(Optimum {
+                        dram_bytes: r.score.dram_bytes,
+                        proven: r.stop == StopReason::Exhausted,
+                    })
+                }
+            }
+        };
+        let report = evaluate_plan(model.as_ref(), g, &result.plan)?;
+        let plan_file = PlanFile::from_report(model.as_ref(), g, &result.plan, &report);
+        Ok(Outcome {
+            names: Names {
+                cost_model: model.name().to_string(),
+                search: strategy.name().to_string(),
+                splitter: splitter.name().to_string(),
+                explainer: explainer_name,
+            },
+            lower_bound: p.lower_bound(),
+            config: *model.config(),
+            result,
+            report,
+            plan_file,
+            split,
+            reference,
+            seconds,
+            cost_seconds,
+        })
+    }
+}
+
+/// Refuses a buffer no single op fits, where no plan but layer by layer is possible.
+fn check_something_fits(g: &Graph, p: &Problem<'_>) -> Result<()> {
+    if p.unfusable().len() < g.len() {
+        return Ok(());
+    }
+    let smallest = g
+        .node_ids()
+        .filter_map(|v| p.model().evaluate(g, &NodeSet::singleton(g.len(), v)).ok())
+        .map(|c| c.buffer_bytes)
+        .min()
+        .unwrap_or(0);
+    Err(PipelineError::NothingFits {
+        network: g.name().to_string(),
+        buffer: p.model().config().buffer_bytes(),
+        smallest,
+    })
+}

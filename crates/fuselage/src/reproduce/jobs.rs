@@ -1,0 +1,192 @@
+//! The jobs of a reproduction and their schedule: one [`Planner`] run per (row, search,
+//! splitter, seed), sharing each row's cached cost model and split memos.
+
+use super::{EXPLAINERS, Reference, Repair, Reproduction, Row, Run, Scale, Timing, repair_name};
+use crate::{Error, Explainers};
+use fuselage_cost::{Cached, CostConfig, CostModel};
+use fuselage_explain::ExplainerKind;
+use fuselage_ir::Graph;
+use fuselage_pipeline::{Outcome, Planner, Reference as Optimum};
+use fuselage_search::SearchKind;
+use fuselage_split::SplitMemo;
+use rayon::prelude::*;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Instant;
+
+/// One row's shared state.
+struct RowCtx {
+    graph: Graph,
+    model: Arc<dyn CostModel>,
+    memos: BTreeMap<ExplainerKind, Arc<SplitMemo>>,
+}
+
+impl RowCtx {
+    fn new(r: &Row) -> Result<Self, Error> {
+        let graph = fuselage_zoo::build_at(&r.network, r.resolution)?;
+        let config = CostConfig::kib(r.buffer_kib)?;
+        let model: Arc<dyn CostModel> = Arc::new(Cached::new(r.fusion.model(config)));
+        let memos = EXPLAINERS
+            .iter()
+            .map(|&e| (e, Arc::new(SplitMemo::new())))
+            .collect();
+        Ok(RowCtx {
+            graph,
+            model,
+            memos,
+        })
+    }
+
+    /// A planner over the row's graph and shared cost model, without a reference optimum.
+    fn planner<'a>(&'a self, r: &Row, explainers: &'a Explainers) -> Planner<'a> {
+        Planner::with_model(&self.graph, self.model.clone())
+            .cost_kind(r.fusion)
+            .explainers(explainers)
+            .reference(Optimum::Off)
+    }
+}
+
+#[derive(Clone)]
+struct Job {
+    row: usize,
+    search: SearchKind,
+    explainer: Repair,
+    seed: u64,
+}
+
+/// Runs a reproduction at `scale`, calling `progress(done, total)` after each job.
+///
+/// # Errors
+/// The first failure of a model, a search or a splitter, named by its row.
+pub fn run(scale: &Scale, progress: &(dyn Fn(usize, usize) + Sync)) -> Result<Reproduction, Error> {
+    run_rows(super::rows(scale), scale, progress)
+}
+
+/// [`run`] on chosen rows.
+///
+/// # Errors
+/// As [`run`].
+pub fn run_rows(
+    rows: Vec<Row>,
+    scale: &Scale,
+    progress: &(dyn Fn(usize, usize) + Sync),
+) -> Result<Reproduction, Error> {
+    let start = Instant::now();
+    let explainers = Explainers { gnne: scale.gnne };
+    let ctxs: Vec<RowCtx> = rows.iter().map(RowCtx::new).collect::<Result<_, _>>()?;
+    let mut jobs = Vec::new();
+    for (ri, r) in rows.iter().enumerate() {
+        for &search in &r.searches {
+            for explainer in std::iter::once(None).chain(EXPLAINERS.map(Some)) {
+                for &seed in &scale.seeds {
+                    jobs.push(Job {
+                        row: ri,
+                        search,
+                        explainer,
+                        seed,
+                    });
+                }
+            }
+        }
+    }
+    // Longest first: GNNExplainer jobs, then by graph size and budget.
+    let weight = |j: &Job| {
+        let r = &rows[j.row];
+        let per = if j.explainer == Some(ExplainerKind::Gnne) {
+            50
+        } else {
+            1
+        };
+        per * ctxs[j.row].graph.len() as u64 * r.budget
+    };
+    let mut order: Vec<usize> = (0..jobs.len()).collect();
+    order.sort_by_key(|&i| std::cmp::Reverse(weight(&jobs[i])));
+    let total = jobs.len() + rows.len();
+    let done = AtomicUsize::new(0);
+    let tick = || progress(done.fetch_add(1, Ordering::Relaxed) + 1, total);
+    let references: Vec<Reference> = ctxs
+        .par_iter()
+        .zip(&rows)
+        .map(|(c, r)| {
+            let opt = c
+                .planner(r, &explainers)
+                .search(SearchKind::Optimal)
+                .budget(1)
+                .run()?;
+            tick();
+            Ok(Reference {
+                optimal_bytes: opt.result.score.dram_bytes,
+                lower_bound_bytes: opt.lower_bound,
+            })
+        })
+        .collect::<Result<_, Error>>()?;
+    let finished: Vec<(usize, Run, Timing)> = order
+        .par_iter()
+        .map(|&ji| {
+            let j = &jobs[ji];
+            let (c, r) = (&ctxs[j.row], &rows[j.row]);
+            let mut planner = c
+                .planner(r, &explainers)
+                .search(j.search)
+                .budget(r.budget)
+                .seed(j.seed);
+            if let Some(e) = j.explainer {
+                planner = planner.explainer(e).split_memo(c.memos[&e].clone());
+            }
+            let out = planner.run().map_err(|e| {
+                Error::Reproduce(format!(
+                    "{} {} {} KiB, {} with the {} splitter, seed {}: {e}",
+                    r.network,
+                    r.fusion,
+                    r.buffer_kib,
+                    j.search.table_name(),
+                    repair_name(j.explainer),
+                    j.seed
+                ))
+            })?;
+            tick();
+            let (run, timing) = record(j, out);
+            Ok((ji, run, timing))
+        })
+        .collect::<Result<_, Error>>()?;
+    let mut slots: Vec<Option<(Run, Timing)>> = vec![None; jobs.len()];
+    for (ji, run, t) in finished {
+        slots[ji] = Some((run, t));
+    }
+    let (runs, timings) = slots.into_iter().flatten().unzip();
+    Ok(Reproduction {
+        scale: scale.clone(),
+        rows,
+        references,
+        runs,
+        timings,
+        seconds: start.elapsed().as_secs_f64(),
+    })
+}
+
+/// A job's outcome as the reproduction keeps it.
+fn record(j: &Job, out: Outcome) -> (Run, Timing) {
+    (
+        Run {
+            row: j.row,
+            search: j.search,
+            explainer: j.explainer,
+            seed: j.seed,
+            dram_bytes: out.result.score.dram_bytes,
+            mbu_bytes: out.result.score.max_buffer_bytes,
+            groups: out.result.plan.len(),
+            history: out.result.history,
+            invalid_groups_met: out.split.invalid_groups,
+            rectified: out.split.rectified,
+            plan_problems: out.report.problems.len(),
+            plan: out.result.plan,
+        },
+        Timing {
+            seconds: out.seconds,
+            explainer_seconds: out.split.explainer_seconds,
+            cost_seconds: out.cost_seconds,
+            explanations: out.split.explanations,
+        },
+    )
+}

@@ -1,0 +1,65 @@
+//! Everything a reproduction writes to disk.
+
+use super::{Reproduction, Table, repair_name};
+use crate::Error;
+use fuselage_cost::{CostConfig, PlanFile};
+use fuselage_search::SearchKind;
+use std::path::Path;
+
+/// A search in file names: its table name in lower case without the dash (`rs`, `ls`,
+/// `nsgaii`).
+fn file_name(search: SearchKind) -> String {
+    search.table_name().to_lowercase().replace('-', "")
+}
+
+impl Reproduction {
+    /// Writes `results.md` into `dir`, and `results/` beside it: `curve_<network>_<search>.svg`,
+    /// `runs.json`, `timings.json` and `plans/<row>_<search>_<splitter>_<seed>.json`.
+    ///
+    /// # Errors
+    /// [`Error::Reproduce`] when a file cannot be written.
+    pub fn write(&self, dir: &Path) -> Result<(), Error> {
+        let io = |p: &Path, e: &dyn std::fmt::Display| {
+            Error::Reproduce(format!("writing {}: {e}", p.display()))
+        };
+        let sub = dir.join("results");
+        let plans = sub.join("plans");
+        std::fs::create_dir_all(&plans).map_err(|e| io(&plans, &e))?;
+        let md = dir.join("results.md");
+        std::fs::write(&md, self.markdown()).map_err(|e| io(&md, &e))?;
+        for (name, text) in [
+            ("runs.json", self.runs_json()),
+            ("timings.json", self.timings_json()),
+        ] {
+            let p = sub.join(name);
+            std::fs::write(&p, text).map_err(|e| io(&p, &e))?;
+        }
+        for run in &self.runs {
+            let row = &self.rows[run.row];
+            let g = fuselage_zoo::build_at(&row.network, row.resolution)?;
+            let model = row.fusion.model(CostConfig::kib(row.buffer_kib)?);
+            let file = PlanFile::new(model.as_ref(), &g, &run.plan)?;
+            let p = plans.join(format!(
+                "{}_{}_{}_{}_{}.json",
+                row.network,
+                row.fusion,
+                file_name(run.search),
+                repair_name(run.explainer),
+                run.seed
+            ));
+            std::fs::write(&p, file.to_json()).map_err(|e| io(&p, &e))?;
+        }
+        for (ri, row) in self
+            .rows
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| r.table == Table::II)
+        {
+            for &search in &row.searches {
+                let p = sub.join(format!("curve_{}_{}.svg", row.network, file_name(search)));
+                self.plot(ri, search, &p).map_err(|e| io(&p, &e))?;
+            }
+        }
+        Ok(())
+    }
+}
