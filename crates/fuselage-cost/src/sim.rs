@@ -1,8 +1,8 @@
 //! [`BufferSimulator`]: runs a group's LBDF schedule row by row and measures the buffer.
 //!
 //! The simulator checks the analytic model against an execution:
-//! - every node computes each of its rows once, in order, **just in time**: a row is computed
-//!   when a consumer's row needs it;
+//! - every node computes each of its rows once, in order, at the step the model schedules it
+//!   (below), or **just in time** before that, when a consumer's row needs it;
 //! - rows of `In(φ)` are loaded from DRAM, in order, when first needed (a row that no window
 //!   reads, such as an odd row under a 1×1 stride-2 convolution, is loaded and dropped, so
 //!   that every input tensor is read exactly once);
@@ -11,19 +11,24 @@
 //! - rows of `Out(φ)` are written back as they are computed;
 //! - the weights are loaded once and stay resident (LBDF).
 //!
-//! **Schedule.** The simulator uses the phases of [`Lbdf`]'s analysis: the phases run from the
-//! highest down to 0; in each, the phase's drivers (the tensors held whole that the phase
-//! produces, and in phase 0 the pure group outputs) emit one row per step in lockstep, as the
-//! model assumes; a phase ends with the rows of its tensors that no driver needed (bottom rows
-//! that only the write-back wants): the steps go on, each tensor `t` made up to row
-//! `a_t·s + hi_t` at step `s`, consumers first, so that these rows too are made just in time.
+//! **Schedule.** The simulator runs the schedule of [`Lbdf`]'s analysis. The phases run from
+//! the highest down to 0. In each, row `r` of a member `t` of the phase is due at step
+//! `(r − hi_t)/a_t`, the step at which the model makes it `t`'s newest needed row (the phase's
+//! whole tensors and, in phase 0, the pure group outputs have `a = 1`, `hi = 0`: they emit one
+//! row per step in lockstep). Rows are made in order of due step, an exact fraction, consumers
+//! first on ties, each pulling the rows it reads just in time. So within a step a tensor at
+//! rate `a_t > 1` makes its rows one at a time between its consumers' rows, as the model's
+//! band of `hi_t − lo_t + 1` rows assumes: a tensor read by two strided branches is shared row
+//! by row (advancing one branch a whole step first would make all `a_t` rows of the step before
+//! the other branch reads any). Rows that no output row needs (bottom rows that only the
+//! write-back wants) come in the same order, so they too are made just in time.
 //!
 //! **Occupancy** is sampled after every allocation (a computed or loaded row), before frees:
 //! the sample at a row's computation holds every input row it reads. The peak is the largest
 //! sample, weights included.
 //!
 //! # Complexity
-//! `O(Σ_t H_t · k)` over the group's tensors and windows.
+//! `O(Σ_t H_t · (k + log m))` over the group's tensors and windows, for `m` members.
 
 use crate::config::CostConfig;
 use crate::error::Result;
@@ -31,6 +36,8 @@ use crate::model::TensorKind;
 use crate::view::{View, Window, with_scratch};
 use fuselage_ir::{Graph, NodeSet};
 use serde::{Deserialize, Serialize};
+use std::cmp::{Ordering, Reverse};
+use std::collections::BinaryHeap;
 
 /// What a simulated run of a group measured.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -289,31 +296,19 @@ impl<'a> Sim<'a> {
         let v = self.v;
         let m = v.len();
         let top = v.streams[..m].iter().map(|s| s.phase).max().unwrap_or(0);
+        let mut queue = BinaryHeap::new();
         for phase in (0..=top).rev() {
-            let drivers: Vec<usize> = (0..m)
-                .filter(|&i| {
-                    let s = v.streams[i];
-                    s.phase == phase && (s.whole || s.pure)
-                })
-                .collect();
-            let steps = drivers.iter().map(|&d| v.tensors[d].h).max().unwrap_or(0);
-            for s in 0..steps {
-                for &d in &drivers {
-                    self.ensure(d, s as i64);
-                }
+            queue.clear();
+            for i in (0..m).filter(|&i| v.streams[i].phase == phase) {
+                self.schedule(&mut queue, i);
             }
-            // The tail: rows no driver needed. Keep stepping at each tensor's rate, consumers
-            // first, so that these rows too are made just in time (a tensor completed ahead
-            // of its consumers would hold rows the model does not count).
-            let mut s = steps as i64;
-            while (0..m).any(|i| v.streams[i].phase == phase && self.done[i] < v.tensors[i].h) {
-                for i in (0..m).rev() {
-                    let st = v.streams[i];
-                    if st.phase == phase {
-                        self.ensure(i, st.rate.max(1) * s + st.hi);
-                    }
+            while let Some((_, i, r)) = queue.pop() {
+                let i = i as usize;
+                if self.done[i] == r {
+                    self.ensure(i, r as i64);
                 }
-                s += 1;
+                // Made now, or already pulled ahead by a consumer: queue the next row.
+                self.schedule(&mut queue, i);
             }
         }
         for t in m..v.tensors.len() {
@@ -321,4 +316,52 @@ impl<'a> Sim<'a> {
         }
         self.out
     }
+
+    /// Queues member `i`'s next row, if it has one left, at its due step.
+    fn schedule(&self, queue: &mut BinaryHeap<(Reverse<Due>, u32, u64)>, i: usize) {
+        let r = self.done[i];
+        if r < self.v.tensors[i].h {
+            let st = self.v.streams[i];
+            queue.push((Reverse(Due::of(r, st.hi, st.rate)), i as u32, r));
+        }
+    }
 }
+
+/// The step at which a row is due: row `r` of a tensor with rate `a` and offset `hi` is the
+/// newest needed row at step `(r − hi)/a`, kept as an exact fraction.
+#[derive(Copy, Clone, Debug)]
+struct Due {
+    num: i128,
+    /// Positive.
+    den: i128,
+}
+
+impl Due {
+    fn of(r: u64, hi: i64, rate: i64) -> Due {
+        // |r − hi| < 2^64 and 1 ≤ rate < 2^63, so cross products stay below 2^127.
+        Due {
+            num: i128::from(r) - i128::from(hi),
+            den: i128::from(rate.max(1)),
+        }
+    }
+}
+
+impl Ord for Due {
+    fn cmp(&self, other: &Due) -> Ordering {
+        (self.num * other.den).cmp(&(other.num * self.den))
+    }
+}
+
+impl PartialOrd for Due {
+    fn partial_cmp(&self, other: &Due) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl PartialEq for Due {
+    fn eq(&self, other: &Due) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+
+impl Eq for Due {}

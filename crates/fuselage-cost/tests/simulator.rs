@@ -144,3 +144,68 @@ fn rows_no_output_needs_are_made_just_in_time() {
     assert!(run.peak_bytes <= cost.buffer_bytes);
     assert_eq!(run.peak_bytes, 124);
 }
+
+/// Regression (proptest `lbdf_bounds_the_simulator`, peak 360 > `F_β` 352): a Pad read by two
+/// stride-2 pools. Each phase used to advance its drivers (the pure outputs) one whole step at
+/// a time, each pulling its branch just in time: `pool_a2`'s row `s` pulled `pool_a` rows `2s`
+/// and `2s + 1`, so the Pad made all four rows `4s..=4s + 3` of the step before `pool_b` read
+/// any, against the two rows LBDF counts. Every row is now made at its own due step,
+/// `(r − hi_t)/a_t`, so the two pools take turns row by row, as the model assumes.
+#[test]
+fn a_tensor_read_by_two_strided_branches_is_shared_row_by_row() {
+    use fuselage_ir::{ConvAttrs, GraphBuilder, NodeSet, Op, PoolAttrs, TensorShape};
+    // input 4×9×9 -> pad (1 row on top, 2 below: 12 rows) -> pool_a 2/2 -> pool_a2 2/2
+    //                                                     -> pool_b 2/2 -> conv 3×3 /2
+    let mut b = GraphBuilder::new("fork");
+    let x = b.input("input", TensorShape::nchw(4, 9, 9)).unwrap();
+    let pad = b
+        .node("pad", Op::pad(vec![0, 0, 1, 0, 0, 0, 2, 0]), &[x])
+        .unwrap();
+    let pool = || Op::MaxPool(PoolAttrs::square(2, 2, 0, false));
+    let pa = b.node("pool_a", pool(), &[pad]).unwrap();
+    let pb = b.node("pool_b", pool(), &[pad]).unwrap();
+    b.node("pool_a2", pool(), &[pa]).unwrap();
+    b.node("conv", Op::Conv(ConvAttrs::square(4, 3, 2, 1, 1)), &[pb])
+        .unwrap();
+    let g = b.finish().unwrap();
+    let all = NodeSet::full(g.len());
+    let config = CostConfig::kib(64).unwrap();
+    let lbdf = Lbdf::new(config);
+    let rows: Vec<(String, u64)> = lbdf
+        .breakdown(&g, &all)
+        .unwrap()
+        .unwrap()
+        .into_iter()
+        .map(|t| (t.tensor, t.resident_rows))
+        .collect();
+    // The pad streams at 4 rows a step; each pool asks for [2, 3] of it at that rate.
+    let expected = [
+        ("pad", 2),
+        ("pool_a", 2),
+        ("pool_b", 3),
+        ("pool_a2", 1),
+        ("conv", 1),
+        ("input", 1),
+    ];
+    assert_eq!(
+        rows,
+        expected.map(|(t, n)| (t.to_string(), n)).to_vec(),
+        "resident rows"
+    );
+    // Rows of 36 bytes (input, pad), 16 (pools) and 8 (pool_a2, conv); W = 4·4·9 + 4.
+    let cost = lbdf.evaluate(&g, &all).unwrap();
+    assert_eq!(cost.weight_bytes, 148);
+    assert_eq!(
+        cost.buffer_bytes,
+        148 + 2 * 36 + 2 * 16 + 3 * 16 + 8 + 8 + 36
+    );
+    assert_eq!(cost.buffer_bytes, 352);
+    let run = BufferSimulator::new(config).run(&g, &all).unwrap();
+    assert_eq!(run.dram_bytes, cost.dram_bytes);
+    assert_eq!(run.rows_computed, 12 + 6 + 6 + 3 + 3);
+    assert_eq!(run.rows_loaded, 9);
+    assert!(run.peak_bytes <= cost.buffer_bytes);
+    // The peak: 148 + 2 pad rows (72) + 1 of pool_a (16) + 2 of pool_b (32) + 1 input row
+    // (36). The pad never holds more than its 2 rows (it held 4, 144 bytes, at the old peak).
+    assert_eq!(run.peak_bytes, 304);
+}
