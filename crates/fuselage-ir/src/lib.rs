@@ -12,6 +12,9 @@
 //! - [`NodeSet`]: a bitset of nodes, the representation of a fusion group.
 //! - [`Plan`]: a partition into groups, checked by [`Graph::check_plan`] (partition, weakly
 //!   connected groups, acyclic graph of groups); a lone group by [`Graph::check_group`].
+//! - [`PlanGraph`] ([`plan_graph`]): the graph of groups of a plan with typed [`GroupId`]s,
+//!   built once: each node's owner, the edges between groups in compressed rows, acyclicity,
+//!   a topological order, a cycle; petgraph's visit traits, so that its algorithms run on it.
 //! - [`order`]: a group's nodes in id order, its internal edges, and the head/tail cuts that
 //!   sever an edge (with its enclosing skips).
 //! - [`sample`]: seeded random topological orders, plans and connected groups.
@@ -36,6 +39,7 @@ mod nodeset;
 mod op;
 pub mod order;
 mod plan;
+pub mod plan_graph;
 pub mod rows;
 pub mod sample;
 mod shape;
@@ -47,6 +51,7 @@ pub use kind::UnknownKind;
 pub use nodeset::NodeSet;
 pub use op::{ConvAttrs, GatherIndex, Op, OpClass, OpKind, PoolAttrs};
 pub use plan::Plan;
+pub use plan_graph::{GroupId, PlanGraph};
 pub use rows::{POINTWISE, RowInput, RowRead};
 pub use shape::TensorShape;
 

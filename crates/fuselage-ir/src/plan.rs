@@ -4,13 +4,14 @@
 //! - A **plan** is a partition of all nodes into groups whose graph of groups (an edge A→B when
 //!   B reads a tensor of A) is acyclic, so that the groups can run one after another.
 //!
-//! Failures name the group (by its index in the plan) and its nodes (by ONNX name).
+//! Failures name the group (by its index in the plan) and its nodes (by ONNX name). The graph
+//! of groups itself, with each node's owner, is a [`PlanGraph`].
 
 use crate::error::{IrError, Result};
 use crate::graph::Graph;
 use crate::id::NodeId;
 use crate::nodeset::NodeSet;
-use petgraph::graph::{DiGraph, NodeIndex};
+use crate::plan_graph::{GroupId, PlanGraph};
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 
@@ -45,19 +46,6 @@ impl Plan {
     /// Whether the plan has no group.
     pub fn is_empty(&self) -> bool {
         self.groups.is_empty()
-    }
-
-    /// For each node, the index of its group (`None` where no group holds it).
-    pub fn group_of(&self, n: usize) -> Vec<Option<usize>> {
-        let mut of = vec![None; n];
-        for (gi, grp) in self.groups.iter().enumerate() {
-            for v in grp.iter() {
-                if v.index() < n {
-                    of[v.index()].get_or_insert(gi);
-                }
-            }
-        }
-        of
     }
 }
 
@@ -132,86 +120,41 @@ impl Graph {
     }
 
     /// Checks that `plan` is a partition of the nodes into groups, with an acyclic graph of
-    /// groups.
+    /// groups ([`PlanGraph`]; a cycle is reported as [`PlanGraph::cycle`] finds it).
     ///
     /// # Errors
     /// [`IrError::Overlap`], [`IrError::Uncovered`], [`IrError::EmptyGroup`],
     /// [`IrError::Disconnected`] or [`IrError::CyclicPlan`], naming groups and nodes.
     pub fn check_plan(&self, plan: &Plan) -> Result<()> {
-        let mut owner: Vec<Option<usize>> = vec![None; self.len()];
+        let mut owner = vec![GroupId::NONE; self.len()];
         for (gi, grp) in plan.groups.iter().enumerate() {
             self.check_group(grp, gi)?;
             for v in grp.iter() {
-                if let Some(first) = owner[v.index()] {
+                let first = owner[v.index()];
+                if first != GroupId::NONE {
                     return Err(IrError::Overlap {
                         node: self.node(v).name.clone(),
-                        first,
+                        first: first.index(),
                         second: gi,
                     });
                 }
-                owner[v.index()] = Some(gi);
+                owner[v.index()] = GroupId(gi as u32);
             }
         }
         let uncovered: Vec<String> = self
             .node_ids()
-            .filter(|v| owner[v.index()].is_none())
+            .filter(|v| owner[v.index()] == GroupId::NONE)
             .map(|v| self.node(v).name.clone())
             .collect();
         if !uncovered.is_empty() {
             return Err(IrError::Uncovered { nodes: uncovered });
         }
-        let owner: Vec<usize> = owner.into_iter().map(|o| o.unwrap_or(0)).collect();
-        if let Some(cycle) = self.group_cycle(&owner, plan.len()) {
-            return Err(IrError::CyclicPlan { cycle });
+        if let Some(cycle) = PlanGraph::from_owners(self, owner, plan.len()).cycle() {
+            return Err(IrError::CyclicPlan {
+                cycle: cycle.into_iter().map(GroupId::index).collect(),
+            });
         }
         Ok(())
-    }
-
-    /// A cycle in the graph of groups, as group indices with the first repeated at the end.
-    fn group_cycle(&self, owner: &[usize], groups: usize) -> Option<Vec<usize>> {
-        let mut gg: DiGraph<(), ()> = DiGraph::with_capacity(groups, 0);
-        for _ in 0..groups {
-            gg.add_node(());
-        }
-        for v in self.node_ids() {
-            for &(c, _) in self.consumers(v) {
-                let (a, b) = (owner[v.index()], owner[c.index()]);
-                if a != b && gg.find_edge(NodeIndex::new(a), NodeIndex::new(b)).is_none() {
-                    gg.add_edge(NodeIndex::new(a), NodeIndex::new(b), ());
-                }
-            }
-        }
-        let scc = petgraph::algo::tarjan_scc(&gg)
-            .into_iter()
-            .find(|c| c.len() > 1)?;
-        // Walk inside the component from its first group back to itself (BFS with parents).
-        let start = *scc.iter().min()?;
-        let inside = |n: NodeIndex| scc.contains(&n);
-        let mut parent = vec![None; groups];
-        let mut queue = VecDeque::from([start]);
-        while let Some(v) = queue.pop_front() {
-            for w in gg.neighbors(v) {
-                if w == start {
-                    // v, parent(v), ..., back to start's successor; then reversed.
-                    let mut back = Vec::new();
-                    let mut cur = v;
-                    while cur != start {
-                        back.push(cur.index());
-                        cur = parent[cur.index()].unwrap_or(start);
-                    }
-                    back.reverse();
-                    let mut path = vec![start.index()];
-                    path.extend(back);
-                    path.push(start.index());
-                    return Some(path);
-                }
-                if inside(w) && parent[w.index()].is_none() {
-                    parent[w.index()] = Some(v);
-                    queue.push_back(w);
-                }
-            }
-        }
-        Some(scc.iter().map(|n| n.index()).collect())
     }
 }
 

@@ -2,11 +2,13 @@
 //! acyclicity repair that makes any set of connected groups a plan.
 //!
 //! Every function takes and returns a plain list of groups; an edit that would make the graph
-//! of groups cyclic is rejected (mutations) or repaired by topological cuts (crossover).
+//! of groups cyclic is rejected (mutations) or repaired by topological cuts (crossover). Edits
+//! are checked on a relabelled owner table ([`PlanGraph::owners`]) through
+//! [`PlanGraph::from_owners`], before any group is built.
 
-use crate::problem::{Problem, groups_acyclic, owners};
+use crate::problem::Problem;
 use fuselage_ir::sample::components;
-use fuselage_ir::{NodeId, NodeSet, Plan};
+use fuselage_ir::{GroupId, NodeId, NodeSet, Plan, PlanGraph};
 use fuselage_split::cut::random_cut;
 use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
@@ -45,7 +47,11 @@ pub enum Mutation {
 /// An edge between two different groups, neither end unfusable, drawn with probability
 /// proportional to the bytes of the tensor it carries (two passes: sum, then walk to the drawn
 /// byte, without collecting the edges).
-fn crossing_edge(p: &Problem<'_>, owner: &[u32], rng: &mut ChaCha8Rng) -> Option<(NodeId, NodeId)> {
+fn crossing_edge(
+    p: &Problem<'_>,
+    owner: &[GroupId],
+    rng: &mut ChaCha8Rng,
+) -> Option<(NodeId, NodeId)> {
     let g = p.graph();
     let crossing = || {
         g.node_ids()
@@ -76,7 +82,7 @@ fn crossing_edge(p: &Problem<'_>, owner: &[u32], rng: &mut ChaCha8Rng) -> Option
 /// Applies one random mutation of kind `kind` to `plan`. Returns `None` when the edit is not
 /// possible or would make the plan cyclic.
 pub fn mutate(p: &Problem<'_>, plan: &Plan, kind: Mutation, rng: &mut ChaCha8Rng) -> Option<Plan> {
-    let owner = owners(p.graph().len(), &plan.groups);
+    let owner = PlanGraph::owners(p.graph().len(), &plan.groups);
     mutate_with(p, plan, &owner, kind, rng)
 }
 
@@ -86,7 +92,7 @@ pub fn mutate(p: &Problem<'_>, plan: &Plan, kind: Mutation, rng: &mut ChaCha8Rng
 fn mutate_with(
     p: &Problem<'_>,
     plan: &Plan,
-    owner: &[u32],
+    owner: &[GroupId],
     kind: Mutation,
     rng: &mut ChaCha8Rng,
 ) -> Option<Plan> {
@@ -110,11 +116,12 @@ fn mutate_with(
             let (u, v) = crossing_edge(p, owner, rng)?;
             let (a, b) = (owner[u.index()], owner[v.index()]);
             // Group b's label goes to a; b stays as an empty group, which the check ignores.
-            let relabelled: Vec<u32> = owner.iter().map(|&o| if o == b { a } else { o }).collect();
-            if !groups_acyclic(g, &relabelled, n) {
+            let relabelled: Vec<GroupId> =
+                owner.iter().map(|&o| if o == b { a } else { o }).collect();
+            if !PlanGraph::from_owners(g, relabelled, n).is_acyclic() {
                 return None;
             }
-            let (a, b) = (a as usize, b as usize);
+            let (a, b) = (a.index(), b.index());
             let mut groups = plan.groups.clone();
             let merged = groups[a].union(&groups[b]);
             let (hi, lo) = (a.max(b), a.min(b));
@@ -126,19 +133,19 @@ fn mutate_with(
             let (u, _) = crossing_edge(p, owner, rng)?;
             let a = owner[u.index()];
             let mut absorbed = vec![false; n];
-            absorbed[a as usize] = true;
-            for v in plan.groups[a as usize].iter() {
+            absorbed[a.index()] = true;
+            for v in plan.groups[a.index()].iter() {
                 for w in g.neighbours(v) {
                     if !p.unfusable().contains(w) {
-                        absorbed[owner[w.index()] as usize] = true;
+                        absorbed[owner[w.index()].index()] = true;
                     }
                 }
             }
-            let relabelled: Vec<u32> = owner
+            let relabelled: Vec<GroupId> = owner
                 .iter()
-                .map(|&o| if absorbed[o as usize] { a } else { o })
+                .map(|&o| if absorbed[o.index()] { a } else { o })
                 .collect();
-            if !groups_acyclic(g, &relabelled, n) {
+            if !PlanGraph::from_owners(g, relabelled, n).is_acyclic() {
                 return None;
             }
             let mut merged = NodeSet::new(g.len());
@@ -157,8 +164,8 @@ fn mutate_with(
             let (u, v) = crossing_edge(p, owner, rng)?;
             // Move one end into the other's group, either way round.
             let (node, to) = if rng.random_bool(0.5) { (u, v) } else { (v, u) };
-            let (from, to) = (owner[node.index()] as usize, owner[to.index()] as usize);
-            let mut rest = plan.groups[from].clone();
+            let (from, to) = (owner[node.index()], owner[to.index()]);
+            let mut rest = plan.groups[from.index()].clone();
             rest.remove(node);
             let pieces = if rest.is_empty() {
                 Vec::new()
@@ -166,15 +173,17 @@ fn mutate_with(
                 components(g, &rest)
             };
             let mut relabelled = owner.to_vec();
-            relabelled[node.index()] = to as u32;
+            relabelled[node.index()] = to;
             for (k, piece) in pieces.iter().enumerate().skip(1) {
                 for w in piece.iter() {
-                    relabelled[w.index()] = (n + k - 1) as u32;
+                    relabelled[w.index()] = GroupId((n + k - 1) as u32);
                 }
             }
-            if !groups_acyclic(g, &relabelled, n + pieces.len().saturating_sub(1)) {
+            let count = n + pieces.len().saturating_sub(1);
+            if !PlanGraph::from_owners(g, relabelled, count).is_acyclic() {
                 return None;
             }
+            let (from, to) = (from.index(), to.index());
             let mut groups = plan.groups.clone();
             groups[to].insert(node);
             groups.swap_remove(from);
@@ -193,7 +202,7 @@ pub fn random_mutation(p: &Problem<'_>, plan: &Plan, rng: &mut ChaCha8Rng) -> Op
         Mutation::Split,
         Mutation::Absorb,
     ];
-    let owner = owners(p.graph().len(), &plan.groups);
+    let owner = PlanGraph::owners(p.graph().len(), &plan.groups);
     (0..8).find_map(|_| mutate_with(p, plan, &owner, KINDS[rng.random_range(0..4)], rng))
 }
 
@@ -202,7 +211,10 @@ pub fn random_mutation(p: &Problem<'_>, plan: &Plan, rng: &mut ChaCha8Rng) -> Op
 /// components of the fused edges (unfusable nodes alone), made acyclic by [`make_acyclic`].
 pub fn crossover(p: &Problem<'_>, a: &Plan, b: &Plan, rng: &mut ChaCha8Rng) -> Plan {
     let g = p.graph();
-    let (oa, ob) = (owners(g.len(), &a.groups), owners(g.len(), &b.groups));
+    let (oa, ob) = (
+        PlanGraph::owners(g.len(), &a.groups),
+        PlanGraph::owners(g.len(), &b.groups),
+    );
     let point = rng.random_range(0..=g.len());
     // Union-find over fused edges.
     let mut parent: Vec<u32> = (0..g.len() as u32).collect();
@@ -241,16 +253,17 @@ pub fn crossover(p: &Problem<'_>, a: &Plan, b: &Plan, rng: &mut ChaCha8Rng) -> P
 }
 
 /// Cuts groups until the graph of groups is acyclic: while there is a cycle, the largest group
-/// on it is cut at a random topological point. Terminates (singletons are acyclic).
+/// of a strongly connected component ([`PlanGraph::cyclic_component`]) is cut at a random
+/// topological point. Terminates (singletons are acyclic).
 pub fn make_acyclic(p: &Problem<'_>, mut groups: Vec<NodeSet>, rng: &mut ChaCha8Rng) -> Plan {
     let g = p.graph();
     loop {
-        let owner = owners(g.len(), &groups);
-        match cyclic_groups(p, &owner, groups.len()) {
+        match PlanGraph::new(g, &groups).cyclic_component() {
             None => return Plan::new(groups),
             Some(scc) => {
                 let i = scc
                     .into_iter()
+                    .map(GroupId::index)
                     .max_by_key(|&i| (groups[i].len(), usize::MAX - i))
                     .unwrap_or(0);
                 let parts = random_cut(g, &groups[i], rng);
@@ -259,29 +272,4 @@ pub fn make_acyclic(p: &Problem<'_>, mut groups: Vec<NodeSet>, rng: &mut ChaCha8
             }
         }
     }
-}
-
-/// The groups of one strongly connected component of size > 1, if the group graph has one.
-fn cyclic_groups(p: &Problem<'_>, owner: &[u32], n: usize) -> Option<Vec<usize>> {
-    use petgraph::graph::{DiGraph, NodeIndex};
-    let g = p.graph();
-    if groups_acyclic(g, owner, n) {
-        return None;
-    }
-    let mut gg: DiGraph<(), ()> = DiGraph::with_capacity(n, 0);
-    for _ in 0..n {
-        gg.add_node(());
-    }
-    for v in g.node_ids() {
-        for &(c, _) in g.consumers(v) {
-            let (a, b) = (owner[v.index()], owner[c.index()]);
-            if a != b {
-                gg.update_edge(NodeIndex::new(a as usize), NodeIndex::new(b as usize), ());
-            }
-        }
-    }
-    petgraph::algo::tarjan_scc(&gg)
-        .into_iter()
-        .find(|c| c.len() > 1)
-        .map(|c| c.into_iter().map(|x| x.index()).collect())
 }

@@ -74,7 +74,7 @@ use crate::error::Result;
 use crate::problem::{Problem, remaining_lower_bound};
 use crate::strategy::{Budget, SearchResult, SearchStrategy, StopReason};
 use fuselage_ir::sample::{components, random_topological_order};
-use fuselage_ir::{Graph, NodeId, NodeSet, Plan};
+use fuselage_ir::{Graph, NodeId, NodeSet, Plan, PlanGraph};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
@@ -133,33 +133,17 @@ pub fn depth_first_order(g: &Graph, reverse: bool) -> Vec<NodeId> {
 }
 
 /// A topological order in which every group of `plan` (an acyclic plan) is contiguous: groups
-/// in topological order of the graph of groups, each group's nodes in id order.
+/// in [`PlanGraph::topological_order`] (the smallest ready group first), each group's nodes in
+/// id order. Empty when the plan's graph of groups is cyclic.
 pub fn order_of_plan(g: &Graph, plan: &Plan) -> Vec<NodeId> {
-    let owner = crate::problem::owners(g.len(), &plan.groups);
-    let n = plan.len();
-    let mut indeg = vec![0usize; n];
-    let mut succ: Vec<Vec<usize>> = vec![Vec::new(); n];
-    for v in g.node_ids() {
-        for &(c, _) in g.consumers(v) {
-            let (a, b) = (owner[v.index()] as usize, owner[c.index()] as usize);
-            if a != b && !succ[a].contains(&b) {
-                succ[a].push(b);
-                indeg[b] += 1;
-            }
-        }
+    let order = PlanGraph::from_plan(g, plan)
+        .topological_order()
+        .unwrap_or_default();
+    let mut nodes = Vec::with_capacity(g.len());
+    for x in order {
+        nodes.extend(plan.groups[x.index()].iter());
     }
-    let mut ready: std::collections::BTreeSet<usize> = (0..n).filter(|&i| indeg[i] == 0).collect();
-    let mut order = Vec::with_capacity(g.len());
-    while let Some(x) = ready.pop_first() {
-        order.extend(plan.groups[x].iter());
-        for &y in &succ[x] {
-            indeg[y] -= 1;
-            if indeg[y] == 0 {
-                ready.insert(y);
-            }
-        }
-    }
-    order
+    nodes
 }
 
 impl Optimal {

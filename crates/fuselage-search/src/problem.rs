@@ -1,6 +1,6 @@
 //! [`Problem`]: the graph, the cost model and the splitter a search works with, and the
-//! operations every strategy shares: scoring a plan, repairing its invalid groups, checking
-//! acyclicity, the lower bound.
+//! operations every strategy shares: scoring a plan, repairing its invalid groups, the lower
+//! bound. Acyclicity is [`PlanGraph`](fuselage_ir::PlanGraph)'s.
 
 use crate::error::Result;
 use fuselage_cost::{CostModel, unfusable_nodes};
@@ -272,59 +272,4 @@ pub fn lower_bound(g: &Graph, element_bytes: u64) -> u64 {
         .map(|&o| g.node(o).shape.elements())
         .sum();
     (inputs + outputs + g.params()) * element_bytes
-}
-
-/// For each node, the index of its group in `groups` (which must cover every node).
-pub fn owners(n: usize, groups: &[NodeSet]) -> Vec<u32> {
-    let mut owner = vec![u32::MAX; n];
-    for (gi, grp) in groups.iter().enumerate() {
-        for v in grp.iter() {
-            owner[v.index()] = gi as u32;
-        }
-    }
-    owner
-}
-
-/// Whether the graph of groups given by `owner` (`groups` of them) is acyclic.
-///
-/// Complexity: O(E log E) for the sort of the cross-group edges, then O(groups + E), with three
-/// flat allocations (this runs once per candidate plan in every search).
-pub fn groups_acyclic(g: &Graph, owner: &[u32], groups: usize) -> bool {
-    let mut edges: Vec<u64> = Vec::with_capacity(g.edge_count());
-    for v in g.node_ids() {
-        let a = owner[v.index()];
-        for &(c, _) in g.consumers(v) {
-            let b = owner[c.index()];
-            if a != b {
-                edges.push(((a as u64) << 32) | b as u64);
-            }
-        }
-    }
-    edges.sort_unstable();
-    edges.dedup();
-    // Compressed rows: successors of group x are targets[start[x]..start[x + 1]].
-    let mut start = vec![0u32; groups + 1];
-    let mut indeg = vec![0u32; groups];
-    for &e in &edges {
-        start[(e >> 32) as usize + 1] += 1;
-        indeg[(e & 0xffff_ffff) as usize] += 1;
-    }
-    for x in 0..groups {
-        start[x + 1] += start[x];
-    }
-    let mut ready: Vec<u32> = (0..groups as u32)
-        .filter(|&i| indeg[i as usize] == 0)
-        .collect();
-    let mut seen = 0;
-    while let Some(x) = ready.pop() {
-        seen += 1;
-        for &e in &edges[start[x as usize] as usize..start[x as usize + 1] as usize] {
-            let y = (e & 0xffff_ffff) as usize;
-            indeg[y] -= 1;
-            if indeg[y] == 0 {
-                ready.push(y as u32);
-            }
-        }
-    }
-    seen == groups
 }
