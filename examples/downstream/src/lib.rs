@@ -21,7 +21,7 @@
 
 use fuselage::cost::{CostConfig, CostModel, GroupCost, Result as CostResult, TensorCost};
 use fuselage::explain::{Explainer, Explanation, Result as ExplainResult, Selection, group_edges};
-use fuselage::ir::{Graph, NodeSet, Plan};
+use fuselage::ir::{Graph, NodeSet, Plan, PlanGraph};
 use fuselage::search::{Budget, Problem, Score, SearchResult, SearchStrategy, StopReason, Tracker};
 use fuselage_cli::Registry;
 use rand::SeedableRng;
@@ -139,26 +139,18 @@ impl Default for GreedyMerge {
 impl GreedyMerge {
     /// The pairs of groups (by index, smaller first) joined by at least one edge.
     fn neighbours(g: &Graph, plan: &Plan) -> Vec<(usize, usize)> {
-        let mut owner = vec![0usize; g.len()];
-        for (i, grp) in plan.groups.iter().enumerate() {
-            for v in grp.iter() {
-                owner[v.index()] = i;
-            }
-        }
-        let mut pairs: Vec<(usize, usize)> = g
-            .node_ids()
-            .flat_map(|v| g.consumers(v).iter().map(move |&(c, _)| (v, c)))
-            .map(|(v, c)| (owner[v.index()], owner[c.index()]))
-            .filter(|(a, b)| a != b)
-            .map(|(a, b)| (a.min(b), a.max(b)))
+        let pg = PlanGraph::from_plan(g, plan);
+        let mut pairs: Vec<(usize, usize)> = pg
+            .edges()
+            .map(|(a, b)| (a.index().min(b.index()), a.index().max(b.index())))
             .collect();
         pairs.sort_unstable();
         pairs.dedup();
         pairs
     }
 
-    /// `plan` with groups `a` and `b` merged, if the merged group may stand and the plan is
-    /// acyclic.
+    /// `plan` with groups `a` and `b` merged, if the merged group may stand and the graph of
+    /// groups stays acyclic.
     fn merge(p: &Problem<'_>, plan: &Plan, (a, b): (usize, usize)) -> Option<Plan> {
         let merged = plan.groups[a].union(&plan.groups[b]);
         if !p.admissible(&merged).ok()? {
@@ -172,8 +164,9 @@ impl GreedyMerge {
             .map(|(_, s)| s.clone())
             .collect();
         groups.push(merged);
-        let next = Plan::new(groups);
-        p.graph().check_plan(&next).is_ok().then_some(next)
+        PlanGraph::new(p.graph(), &groups)
+            .is_acyclic()
+            .then(|| Plan::new(groups))
     }
 }
 
