@@ -23,7 +23,7 @@
 use crate::config::CostConfig;
 use crate::error::Result;
 use crate::model::{CostModel, GroupCost, TensorCost, Tiling};
-use crate::view::{View, with_scratch};
+use crate::view::{View, with_view};
 use fuselage_ir::{Graph, NodeSet};
 
 /// The BRR cost model.
@@ -139,10 +139,9 @@ impl Brr {
     /// # Errors
     /// As [`CostModel::evaluate`].
     pub fn footprint(&self, g: &Graph, group: &NodeSet, h: u64) -> Result<u64> {
-        with_scratch(|s| {
-            s.view.build(g, group, self.config.element_bytes())?;
-            let h_max = s.view.h_max();
-            Ok(s.view.brr(h.max(1), h_max))
+        with_view(g, group, &self.config, |v| {
+            let h_max = v.h_max();
+            Ok(v.brr(h.max(1), h_max))
         })
     }
 }
@@ -157,10 +156,7 @@ impl CostModel for Brr {
     }
 
     fn evaluate(&self, g: &Graph, group: &NodeSet) -> Result<GroupCost> {
-        with_scratch(|s| {
-            s.view.build(g, group, self.config.element_bytes())?;
-            Ok(self.run(&mut s.view))
-        })
+        with_view(g, group, &self.config, |v| Ok(self.run(v)))
     }
 
     /// `F(1)` without the rows group outputs ask for themselves (see
@@ -168,17 +164,12 @@ impl CostModel for Brr {
     /// one-row tile, receptive fields included, only grows with the group. Weights are left
     /// out: BRR may stream them.
     fn buffer_floor(&self, g: &Graph, group: &NodeSet) -> Result<u64> {
-        with_scratch(|s| {
-            s.view.build(g, group, self.config.element_bytes())?;
-            Ok(s.view.brr_floor())
-        })
+        with_view(g, group, &self.config, |v| Ok(v.brr_floor()))
     }
 
     /// The rows of the chosen tile, per tensor.
     fn breakdown(&self, g: &Graph, group: &NodeSet) -> Result<Option<Vec<TensorCost>>> {
-        with_scratch(|s| {
-            let v = &mut s.view;
-            v.build(g, group, self.config.element_bytes())?;
+        with_view(g, group, &self.config, |v| {
             let cost = self.run(v);
             let h = cost.tiling.map_or(1, |t| t.tile_rows);
             let h_max = v.h_max();

@@ -24,7 +24,7 @@
 use crate::config::CostConfig;
 use crate::error::Result;
 use crate::model::{CostModel, GroupCost, TensorCost};
-use crate::view::{View, with_scratch};
+use crate::view::{View, with_view};
 use fuselage_ir::{Graph, NodeSet};
 
 /// The LBDF cost model.
@@ -116,27 +116,19 @@ impl CostModel for Lbdf {
     }
 
     fn evaluate(&self, g: &Graph, group: &NodeSet) -> Result<GroupCost> {
-        with_scratch(|s| {
-            s.view.build(g, group, self.config.element_bytes())?;
-            Ok(self.run(&mut s.view))
-        })
+        with_view(g, group, &self.config, |v| Ok(self.run(v)))
     }
 
     /// `W` plus the activation floor (see [`CostModel::buffer_floor`]): the weights stay on
     /// chip, and every tensor keeps a band of at least one row.
     fn buffer_floor(&self, g: &Graph, group: &NodeSet) -> Result<u64> {
-        with_scratch(|s| {
-            s.view.build(g, group, self.config.element_bytes())?;
-            Ok(s.view
-                .weight_bytes
-                .saturating_add(s.view.activation_floor()))
+        with_view(g, group, &self.config, |v| {
+            Ok(v.weight_bytes.saturating_add(v.activation_floor()))
         })
     }
 
     fn breakdown(&self, g: &Graph, group: &NodeSet) -> Result<Option<Vec<TensorCost>>> {
-        with_scratch(|s| {
-            let v = &mut s.view;
-            v.build(g, group, self.config.element_bytes())?;
+        with_view(g, group, &self.config, |v| {
             v.lbdf(self.phased);
             let out = v
                 .tensors

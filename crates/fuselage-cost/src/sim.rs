@@ -33,7 +33,7 @@
 use crate::config::CostConfig;
 use crate::error::Result;
 use crate::model::TensorKind;
-use crate::view::{View, Window, with_scratch};
+use crate::view::{View, Window, with_view};
 use fuselage_ir::{Graph, NodeSet};
 use serde::{Deserialize, Serialize};
 use std::cmp::{Ordering, Reverse};
@@ -105,10 +105,9 @@ impl BufferSimulator {
     /// # Errors
     /// As [`CostModel::evaluate`](crate::CostModel::evaluate).
     pub fn run(&self, g: &Graph, group: &NodeSet) -> Result<Simulation> {
-        with_scratch(|s| {
-            s.view.build(g, group, self.config.element_bytes())?;
-            s.view.lbdf(true);
-            Ok(Sim::new(&s.view, self.timeline).run())
+        with_view(g, group, &self.config, |v| {
+            v.lbdf(true);
+            Ok(Sim::new(v, self.timeline).run())
         })
     }
 }

@@ -12,6 +12,7 @@
 //!   and *push* each consumer's request onto the tensors it reads, so that when a member is
 //!   reached every request on its output is in.
 
+use crate::config::CostConfig;
 use crate::error::{CostError, Result};
 use crate::model::TensorKind;
 use fuselage_ir::{Graph, NodeId, NodeSet, RowRead, Source};
@@ -448,8 +449,8 @@ fn finish(req: &Request, h: u64, phased: bool) -> Stream {
 
 /// Per-thread reusable views.
 #[derive(Debug, Default)]
-pub(crate) struct Scratch {
-    pub view: View,
+struct Scratch {
+    view: View,
 }
 
 thread_local! {
@@ -457,10 +458,24 @@ thread_local! {
 }
 
 /// Runs `f` on this thread's scratch (a fresh one if it is in use further up the stack).
-pub(crate) fn with_scratch<R>(f: impl FnOnce(&mut Scratch) -> R) -> R {
+fn with_scratch<R>(f: impl FnOnce(&mut Scratch) -> R) -> R {
     SCRATCH.with(|cell| match cell.try_borrow_mut() {
         Ok(mut s) => f(&mut s),
         Err(_) => f(&mut Scratch::default()),
+    })
+}
+
+/// Runs `f` on this thread's [`View`] of `group`, built at `config`'s element size: the
+/// first step of every model's and the simulator's answer.
+pub(crate) fn with_view<R>(
+    g: &Graph,
+    group: &NodeSet,
+    config: &CostConfig,
+    f: impl FnOnce(&mut View) -> Result<R>,
+) -> Result<R> {
+    with_scratch(|s| {
+        s.view.build(g, group, config.element_bytes())?;
+        f(&mut s.view)
     })
 }
 

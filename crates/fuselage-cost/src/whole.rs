@@ -5,7 +5,7 @@
 use crate::config::CostConfig;
 use crate::error::Result;
 use crate::model::{CostModel, GroupCost, TensorCost};
-use crate::view::with_scratch;
+use crate::view::with_view;
 use fuselage_ir::{Graph, NodeSet};
 
 /// Every tensor of the group on chip, whole, and every weight.
@@ -49,9 +49,7 @@ impl CostModel for WholeTensor {
     }
 
     fn evaluate(&self, g: &Graph, group: &NodeSet) -> Result<GroupCost> {
-        with_scratch(|s| {
-            let v = &mut s.view;
-            v.build(g, group, self.config.element_bytes())?;
+        with_view(g, group, &self.config, |v| {
             let io = v.io_bytes();
             let w = v.weight_bytes;
             let buffer_bytes = w + v.tensors.iter().map(|t| t.bytes()).sum::<u64>();
@@ -73,9 +71,7 @@ impl CostModel for WholeTensor {
     }
 
     fn breakdown(&self, g: &Graph, group: &NodeSet) -> Result<Option<Vec<TensorCost>>> {
-        with_scratch(|s| {
-            let v = &mut s.view;
-            v.build(g, group, self.config.element_bytes())?;
+        with_view(g, group, &self.config, |v| {
             Ok(Some(
                 v.tensors
                     .iter()

@@ -476,6 +476,52 @@ impl fmt::Display for Op {
     }
 }
 
+/// The pattern of the unary ops (class [`OpClass::Unary`]) that have a variant of their own
+/// rather than [`Op::Unary`]; `infer_shape` and the row rule match them alike.
+macro_rules! named_unary {
+    () => {
+        Op::Relu
+            | Op::Clip
+            | Op::Sigmoid
+            | Op::HardSigmoid
+            | Op::HardSwish
+            | Op::Tanh
+            | Op::BatchNormalization
+    };
+}
+pub(crate) use named_unary;
+
+/// The output height and width of a window op over the NCHW input `x` (ONNX's `pads` order:
+/// top, left, bottom, right), or `None` where a window is larger than the padded input.
+fn windows_hw(
+    x: &TensorShape,
+    kernel: [u64; 2],
+    stride: [u64; 2],
+    pads: [u64; 4],
+    dilation: [u64; 2],
+    ceil: bool,
+) -> Option<(u64, u64)> {
+    let h = pooled(
+        x.0[2],
+        kernel[0],
+        stride[0],
+        pads[0],
+        pads[2],
+        dilation[0],
+        ceil,
+    )?;
+    let w = pooled(
+        x.0[3],
+        kernel[1],
+        stride[1],
+        pads[1],
+        pads[3],
+        dilation[1],
+        ceil,
+    )?;
+    Some((h, w))
+}
+
 fn pooled(
     len: u64,
     k: u64,
@@ -674,52 +720,16 @@ impl Op {
                         x.0[1], a.group
                     ));
                 }
-                let h = pooled(
-                    x.0[2],
-                    a.kernel[0],
-                    a.stride[0],
-                    a.pads[0],
-                    a.pads[2],
-                    a.dilation[0],
-                    false,
-                );
-                let w = pooled(
-                    x.0[3],
-                    a.kernel[1],
-                    a.stride[1],
-                    a.pads[1],
-                    a.pads[3],
-                    a.dilation[1],
-                    false,
-                );
-                match (h, w) {
-                    (Some(h), Some(w)) => TensorShape(vec![x.0[0], a.out_channels, h, w]),
-                    _ => return Err(format!("kernel larger than the padded input {x}")),
+                match windows_hw(x, a.kernel, a.stride, a.pads, a.dilation, false) {
+                    Some((h, w)) => TensorShape(vec![x.0[0], a.out_channels, h, w]),
+                    None => return Err(format!("kernel larger than the padded input {x}")),
                 }
             }
             Op::MaxPool(a) | Op::AveragePool(a) => {
                 need_rank4()?;
-                let h = pooled(
-                    x.0[2],
-                    a.kernel[0],
-                    a.stride[0],
-                    a.pads[0],
-                    a.pads[2],
-                    1,
-                    a.ceil_mode,
-                );
-                let w = pooled(
-                    x.0[3],
-                    a.kernel[1],
-                    a.stride[1],
-                    a.pads[1],
-                    a.pads[3],
-                    1,
-                    a.ceil_mode,
-                );
-                match (h, w) {
-                    (Some(h), Some(w)) => TensorShape(vec![x.0[0], x.0[1], h, w]),
-                    _ => return Err(format!("window larger than the padded input {x}")),
+                match windows_hw(x, a.kernel, a.stride, a.pads, [1, 1], a.ceil_mode) {
+                    Some((h, w)) => TensorShape(vec![x.0[0], x.0[1], h, w]),
+                    None => return Err(format!("window larger than the padded input {x}")),
                 }
             }
             Op::GlobalAveragePool | Op::GlobalMaxPool => {
@@ -732,13 +742,7 @@ impl Op {
                 }
                 TensorShape(d)
             }
-            Op::Relu
-            | Op::Clip
-            | Op::Sigmoid
-            | Op::HardSigmoid
-            | Op::HardSwish
-            | Op::Tanh
-            | Op::BatchNormalization => x.clone(),
+            named_unary!() => x.clone(),
             Op::Softmax { axis } => {
                 if *axis as usize >= x.rank() {
                     return Err(format!("axis {axis} out of range for {x}"));

@@ -39,7 +39,7 @@
 
 #[cfg(test)]
 use crate::op::OpKind;
-use crate::op::{GatherIndex, Op};
+use crate::op::{GatherIndex, Op, named_unary};
 use crate::shape::TensorShape;
 use serde::{Deserialize, Serialize};
 
@@ -258,13 +258,7 @@ impl Op {
             Op::GlobalAveragePool | Op::GlobalMaxPool | Op::Resize { .. } => {
                 whole(default_row_axis(out))
             }
-            Op::Relu
-            | Op::Clip
-            | Op::Sigmoid
-            | Op::HardSigmoid
-            | Op::HardSwish
-            | Op::Tanh
-            | Op::BatchNormalization
+            named_unary!()
             | Op::Unary { .. }
             | Op::Add
             | Op::Sub

@@ -549,16 +549,15 @@ mod tests {
         b.finish().unwrap()
     }
 
-    /// Selects, of `edges` (by node names), those inside the group; only the first present
-    /// when `first_only`.
-    struct Fixed {
-        edges: Vec<(&'static str, &'static str)>,
-        first_only: bool,
-    }
+    /// A test explainer from a name and a function of the graph and the group.
+    struct ByFn<F>(&'static str, F);
 
-    impl Explainer for Fixed {
+    impl<F> Explainer for ByFn<F>
+    where
+        F: Fn(&Graph, &NodeSet) -> fuselage_explain::Result<Explanation> + Send + Sync,
+    {
         fn name(&self) -> &str {
-            "fixed"
+            self.0
         }
         fn explain(
             &self,
@@ -567,13 +566,21 @@ mod tests {
             _beta: u64,
             _rng: &mut ChaCha8Rng,
         ) -> fuselage_explain::Result<Explanation> {
-            let (order, edges) = group_edges(g, group)?;
+            (self.1)(g, group)
+        }
+    }
+
+    /// Selects, of `edges` (by node names), those inside the group; only the first present
+    /// when `first_only`.
+    fn fixed(edges: Vec<(&'static str, &'static str)>, first_only: bool) -> impl Explainer {
+        ByFn("fixed", move |g: &Graph, group: &NodeSet| {
+            let (order, group_edges) = group_edges(g, group)?;
             let mut selected = Vec::new();
-            for (u, v) in &self.edges {
+            for (u, v) in &edges {
                 let e = (g.require(u)?, g.require(v)?);
-                if let Some(i) = edges.iter().position(|x| *x == e) {
+                if let Some(i) = group_edges.iter().position(|x| *x == e) {
                     selected.push(i);
-                    if self.first_only {
+                    if first_only {
                         break;
                     }
                 }
@@ -581,12 +588,12 @@ mod tests {
             Ok(Explanation {
                 explainer: "fixed".into(),
                 nodes: order.nodes().to_vec(),
-                edge_scores: vec![0.0; edges.len()],
+                edge_scores: vec![0.0; group_edges.len()],
                 node_scores: vec![0.0; order.len()],
-                edges,
+                edges: group_edges,
                 selected,
             })
-        }
+        })
     }
 
     fn names(g: &Graph, parts: &[NodeSet]) -> Vec<Vec<String>> {
@@ -620,10 +627,7 @@ mod tests {
         let model = Cached::new(Lbdf::new(CostConfig::kib(12).unwrap()));
         // The only candidate at the top is the cut after `stem`: {stem} fits, the rest still
         // holds the skip; inside the rest, the cut at the waist is category 1.
-        let fixed = Fixed {
-            edges: vec![("stem", "reduce"), ("c4", "c5")],
-            first_only: true,
-        };
+        let fixed = fixed(vec![("stem", "reduce"), ("c4", "c5")], true);
         let s = GetSplitter::new(fixed, &model);
         let all = NodeSet::full(g.len());
         let split = s.split(&g, &all, &mut rng(0)).unwrap();
@@ -651,15 +655,17 @@ mod tests {
         let g = hourglass();
         // At 3 KiB both sides of the waist are too big (3,626 and 5,672 bytes).
         let model = Cached::new(Lbdf::new(CostConfig::kib(3).unwrap()));
-        let fixed = || Fixed {
-            edges: vec![
-                ("c4", "c5"),
-                ("c2", "c3"),
-                ("c6", "c7"),
-                ("expand", "add"),
-                ("add", "out"),
-            ],
-            first_only: true,
+        let fixed = || {
+            fixed(
+                vec![
+                    ("c4", "c5"),
+                    ("c2", "c3"),
+                    ("c6", "c7"),
+                    ("expand", "add"),
+                    ("add", "out"),
+                ],
+                true,
+            )
         };
         let all = NodeSet::full(g.len());
         let s = GetSplitter::new(fixed(), &model);
@@ -705,10 +711,7 @@ mod tests {
     fn an_empty_explanation_falls_back_to_random_cuts() {
         let g = hourglass();
         let model = Lbdf::new(CostConfig::kib(12).unwrap());
-        let none = Fixed {
-            edges: vec![],
-            first_only: false,
-        };
+        let none = fixed(vec![], false);
         let s = GetSplitter::new(none, model);
         let all = NodeSet::full(g.len());
         let a = s.split(&g, &all, &mut rng(4)).unwrap();
@@ -822,30 +825,18 @@ mod tests {
             SplitError::Explain(ExplainError::BetaMismatch { .. })
         ));
         // An explanation whose edge is not in the group.
-        struct Outside;
-        impl Explainer for Outside {
-            fn name(&self) -> &str {
-                "outside"
-            }
-            fn explain(
-                &self,
-                g: &Graph,
-                group: &NodeSet,
-                _beta: u64,
-                _rng: &mut ChaCha8Rng,
-            ) -> fuselage_explain::Result<Explanation> {
-                let (order, _) = group_edges(g, group)?;
-                Ok(Explanation {
-                    explainer: "outside".into(),
-                    nodes: order.nodes().to_vec(),
-                    edges: vec![(NodeId(5), NodeId(1))],
-                    edge_scores: vec![1.0],
-                    node_scores: vec![0.0; order.len()],
-                    selected: vec![0],
-                })
-            }
-        }
-        let err = GetSplitter::new(Outside, model)
+        let outside = ByFn("outside", |g: &Graph, group: &NodeSet| {
+            let (order, _) = group_edges(g, group)?;
+            Ok(Explanation {
+                explainer: "outside".into(),
+                nodes: order.nodes().to_vec(),
+                edges: vec![(NodeId(5), NodeId(1))],
+                edge_scores: vec![1.0],
+                node_scores: vec![0.0; order.len()],
+                selected: vec![0],
+            })
+        });
+        let err = GetSplitter::new(outside, model)
             .split(&g, &all, &mut rng(0))
             .unwrap_err();
         assert!(

@@ -2,8 +2,35 @@
 
 use super::{CURVE_BUDGETS, EXPLAINERS, Reproduction, Scale, Table, mb, paper, repair_name};
 use fuselage_cost::CostKind;
+use fuselage_explain::ExplainerKind;
 use fuselage_search::SearchKind;
 use std::fmt::Write as _;
+
+/// One search of one row in Tables II–IV: the random splitter's median DRAM, each explainer's
+/// as table cells, and the best explainer with its change against random in percent.
+struct Comparison {
+    base: u64,
+    cells: String,
+    best: ExplainerKind,
+    change: f64,
+}
+
+impl Reproduction {
+    fn compare(&self, ri: usize, search: SearchKind) -> Comparison {
+        let base = self.median_dram(ri, search, None);
+        let cells: Vec<String> = EXPLAINERS
+            .iter()
+            .map(|&e| format!("{:.3}", mb(self.median_dram(ri, search, Some(e)))))
+            .collect();
+        let (best, best_bytes) = self.best_explainer(ri, search);
+        Comparison {
+            base,
+            cells: cells.join(" | "),
+            best,
+            change: (best_bytes as f64 / base.max(1) as f64 - 1.0) * 100.0,
+        }
+    }
+}
 
 impl Reproduction {
     /// `docs/results.md`: our numbers beside the paper's.
@@ -53,19 +80,14 @@ impl Reproduction {
             s,
             "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"
         );
-        for (ri, row) in self
-            .rows
-            .iter()
-            .enumerate()
-            .filter(|(_, r)| r.table == Table::II)
-        {
+        for (ri, row) in self.rows_of(Table::II) {
             for &search in &row.searches {
-                let base = self.median_dram(ri, search, None);
-                let cells: Vec<String> = EXPLAINERS
-                    .iter()
-                    .map(|&e| format!("{:.3}", mb(self.median_dram(ri, search, Some(e)))))
-                    .collect();
-                let (best, bd) = self.best_explainer(ri, search);
+                let Comparison {
+                    base,
+                    cells,
+                    best,
+                    change,
+                } = self.compare(ri, search);
                 let paper = paper::table2(&row.network, search)
                     .map_or("—".into(), |(a, b, w)| format!("{a:.3} → {b:.3} ({w})"));
                 let _ = writeln!(
@@ -74,8 +96,8 @@ impl Reproduction {
                     row.network,
                     search.table_name(),
                     mb(base),
-                    cells.join(" | "),
-                    (bd as f64 / base.max(1) as f64 - 1.0) * 100.0,
+                    cells,
+                    change,
                     if self.meets_bar(ri, search) {
                         ""
                     } else {
@@ -105,18 +127,13 @@ impl Reproduction {
                 s,
                 "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"
             );
-            for (ri, row) in self
-                .rows
-                .iter()
-                .enumerate()
-                .filter(|(_, r)| r.table == Table::IIIandIV)
-            {
-                let base = self.median_dram(ri, search, None);
-                let cells: Vec<String> = EXPLAINERS
-                    .iter()
-                    .map(|&e| format!("{:.3}", mb(self.median_dram(ri, search, Some(e)))))
-                    .collect();
-                let (best, bd) = self.best_explainer(ri, search);
+            for (ri, row) in self.rows_of(Table::IIIandIV) {
+                let Comparison {
+                    base,
+                    cells,
+                    best,
+                    change,
+                } = self.compare(ri, search);
                 let paper = paper::table34(&row.network, row.fusion, search)
                     .map_or("—".into(), |(a, b)| format!("{a:.3} → {b:.3}"));
                 let _ = writeln!(
@@ -125,8 +142,8 @@ impl Reproduction {
                     row.network,
                     row.fusion.name().to_uppercase(),
                     mb(base),
-                    cells.join(" | "),
-                    (bd as f64 / base.max(1) as f64 - 1.0) * 100.0,
+                    cells,
+                    change,
                     mb(self.references[ri].optimal_bytes),
                     paper
                 );
@@ -207,12 +224,7 @@ impl Reproduction {
             "| network | search | splitter | 1000 | 2000 | 3000 | 4000 |"
         );
         let _ = writeln!(s, "| --- | --- | --- | ---: | ---: | ---: | ---: |");
-        for (ri, row) in self
-            .rows
-            .iter()
-            .enumerate()
-            .filter(|(_, r)| r.table == Table::II)
-        {
+        for (ri, row) in self.rows_of(Table::II) {
             for &search in &row.searches {
                 for sp in std::iter::once(None).chain(EXPLAINERS.map(Some)) {
                     let cells: Vec<String> = CURVE_BUDGETS

@@ -49,12 +49,7 @@ impl Reproduction {
             ));
             std::fs::write(&p, file.to_json()).map_err(|e| io(&p, &e))?;
         }
-        for (ri, row) in self
-            .rows
-            .iter()
-            .enumerate()
-            .filter(|(_, r)| r.table == Table::II)
-        {
+        for (ri, row) in self.rows_of(Table::II) {
             for &search in &row.searches {
                 let p = sub.join(format!("curve_{}_{}.svg", row.network, file_name(search)));
                 self.plot(ri, search, &p).map_err(|e| io(&p, &e))?;

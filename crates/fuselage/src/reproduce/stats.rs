@@ -1,11 +1,19 @@
 //! Statistics over a reproduction's runs: medians over seeds, the best explainer of a row,
 //! rectify rates, and the acceptance bar of Table II.
 
-use super::{EXPLAINERS, Repair, Reproduction, Run};
+use super::{EXPLAINERS, Repair, Reproduction, Row, Run, Table};
 use fuselage_explain::ExplainerKind;
 use fuselage_search::SearchKind;
 
 impl Reproduction {
+    /// The rows of `table`, with their indices.
+    pub fn rows_of(&self, table: Table) -> impl Iterator<Item = (usize, &Row)> + '_ {
+        self.rows
+            .iter()
+            .enumerate()
+            .filter(move |(_, r)| r.table == table)
+    }
+
     fn runs_of<'a>(
         &'a self,
         row: usize,
