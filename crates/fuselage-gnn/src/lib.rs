@@ -14,6 +14,10 @@
 //!   runs.
 //! - [`grad`]: the gradient of the logits with respect to the message weights in closed
 //!   form ([`Gnn::trace`], [`Trace`]), what GNNExplainer descends without burn's autodiff tape.
+//! - [`explainable`]: the [`ExplainableModel`] trait, what the learned explainers of
+//!   `fuselage-explain` read from a classifier beyond its probabilities (masked logits, their
+//!   gradient with respect to the message weights, node embeddings), implemented by
+//!   [`GnnClassifier`].
 //! - [`dataset`]: groups from random search on nine zoo networks, labelled by LBDF and BRR at
 //!   five β ([`generate_dataset`]), as JSON lines.
 //! - [`train`](mod@train): the training loop, metrics, learning curves ([`train()`],
@@ -45,6 +49,7 @@ pub mod checkpoint;
 pub mod compress;
 pub mod dataset;
 mod error;
+pub mod explainable;
 pub mod features;
 pub mod grad;
 pub mod model;
@@ -60,6 +65,7 @@ pub use dataset::{
     PAPER_NETWORKS, Sample, generate_dataset,
 };
 pub use error::{GnnError, Result};
+pub use explainable::ExplainableModel;
 pub use features::{FEATURE_DIM, GraphBatch, GroupGraph};
 /// The built-in cost models, which label the data set (defined in `fuselage-cost`).
 pub use fuselage_cost::CostKind;
