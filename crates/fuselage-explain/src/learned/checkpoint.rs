@@ -11,7 +11,7 @@ use crate::error::{ExplainError, Result};
 use burn::module::Module;
 use burn::store::ModuleRecord;
 use burn::tensor::Bytes;
-use fuselage_gnn::{CostKind, GnnClassifier};
+use fuselage_gnn::CostKind;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
@@ -107,12 +107,11 @@ const RG_BRR: (&[u8], &str) = (
     include_str!("../../checkpoints/rg_brr.json"),
 );
 
-/// The shipped weights and metadata of explainer `which` (`pg`, `rg`) for `clf`'s cost model.
+/// The shipped weights and metadata of explainer `which` (`pg`, `rg`) for cost model `kind`.
 pub(crate) fn shipped(
     which: ExplainerKind,
-    clf: &GnnClassifier,
+    kind: CostKind,
 ) -> Result<(&'static [u8], ExplainerMeta)> {
-    let kind = clf.cost_model;
     let (w, m) = match (which, kind) {
         (ExplainerKind::Pg, CostKind::Lbdf) => PG_LBDF,
         (ExplainerKind::Pg, CostKind::Brr) => PG_BRR,

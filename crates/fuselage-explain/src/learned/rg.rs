@@ -12,7 +12,7 @@ use burn::nn::{Linear, LinearConfig};
 use burn::optim::{AdamConfig, GradientsParams};
 use burn::prelude::*;
 use burn::tensor::activation::{log_softmax, relu};
-use fuselage_gnn::{GnnClassifier, GroupGraph};
+use fuselage_gnn::{ExplainableModel, GnnClassifier, GroupGraph};
 use fuselage_ir::{Graph, NodeId, NodeSet};
 use rand::seq::SliceRandom;
 use rand::{RngExt, SeedableRng};
@@ -221,7 +221,8 @@ pub struct RgReport {
     pub seconds: f64,
 }
 
-/// RG-Explainer over a GNN classifier. A seed locator scores every node of the group from the
+/// RG-Explainer over a classifier (any [`ExplainableModel`], by default the shipped
+/// [`GnnClassifier`]). A seed locator scores every node of the group from the
 /// classifier's embeddings; from the best seed a policy adds one neighbouring node at a time,
 /// or stops, so the explanation is a connected subgraph. Trained by REINFORCE
 /// ([`RgExplainer::train`]) with the reward
@@ -232,16 +233,16 @@ pub struct RgReport {
 /// explanation is the smallest, tightest part of the group that is still too big. Explaining
 /// is a greedy rollout. Edges inside the subgraph score highest (earlier joined, higher), the
 /// rest by the locator.
-pub struct RgExplainer {
-    clf: GnnClassifier,
+pub struct RgExplainer<M = GnnClassifier> {
+    clf: M,
     policy: RgPolicy,
     config: RgConfig,
 }
 
-impl RgExplainer {
-    fn embed(clf: &GnnClassifier, gg: &GroupGraph, beta: u64) -> Result<Embedded> {
+impl<M: ExplainableModel> RgExplainer<M> {
+    fn embed(clf: &M, gg: &GroupGraph, beta: u64) -> Result<Embedded> {
         let batch = device_batch(clf, &[(gg, beta)])?;
-        let idx = EdgeIndex::new(&[gg], &clf.device);
+        let idx = EdgeIndex::new(&[gg], clf.device());
         let (nodes, graph) = embeddings(clf, &batch, &idx);
         let host_nodes = host(nodes.clone())?;
         let mut adj = vec![Vec::new(); gg.len()];
@@ -253,7 +254,7 @@ impl RgExplainer {
             nodes,
             graph,
             host_nodes,
-            width: clf.config.hidden,
+            width: clf.embedding_dim(),
             adj,
         })
     }
@@ -332,7 +333,7 @@ impl RgExplainer {
     /// [`ExplainError::Config`] for an empty set or zero epochs, batch size or subgraph size;
     /// classifier errors.
     pub fn train(
-        clf: GnnClassifier,
+        clf: M,
         set: &ExplainSet,
         config: RgConfig,
         mut progress: impl FnMut(&RgEpoch),
@@ -349,9 +350,9 @@ impl RgExplainer {
             ));
         }
         let start = Instant::now();
-        let ad = clf.device.clone().autodiff();
+        let ad = clf.device().clone().autodiff();
         ad.seed(config.seed);
-        let mut policy = RgPolicy::init(clf.config.hidden, config.hidden, &ad);
+        let mut policy = RgPolicy::init(clf.embedding_dim(), config.hidden, &ad);
         let mut optim = AdamConfig::new().init();
         let mut rng = ChaCha8Rng::seed_from_u64(config.seed ^ 0x76);
         let embedded: Vec<Embedded> = set
@@ -463,7 +464,7 @@ impl RgExplainer {
             &emb,
             self.config.max_nodes,
             Pick::Greedy,
-            &self.clf.device,
+            self.clf.device(),
         )?;
         let top = r.locator.iter().copied().fold(f32::MIN_POSITIVE, f32::max);
         let mut scores: Vec<f32> = r.locator.iter().map(|p| 0.5 * p / top).collect();
@@ -498,7 +499,7 @@ impl RgExplainer {
     pub fn save(&self, stem: impl AsRef<Path>, report: &RgReport) -> Result<()> {
         let meta = ExplainerMeta {
             explainer: ExplainerKind::Rg,
-            cost_model: self.clf.cost_model,
+            cost_model: self.clf.cost_kind(),
             config: serde_json::to_value(self.config).expect("config serialises"),
             report: serde_json::to_value(report).expect("report serialises"),
             probe: probe_scores(|gg, beta| self.scores(gg, beta))?,
@@ -510,16 +511,18 @@ impl RgExplainer {
         )
     }
 
-    fn from_parts(clf: GnnClassifier, weights: &[u8], meta: &ExplainerMeta) -> Result<Self> {
-        if meta.explainer != ExplainerKind::Rg || meta.cost_model != clf.cost_model {
+    fn from_parts(clf: M, weights: &[u8], meta: &ExplainerMeta) -> Result<Self> {
+        if meta.explainer != ExplainerKind::Rg || meta.cost_model != clf.cost_kind() {
             return Err(ExplainError::Checkpoint(format!(
                 "a {} checkpoint for {} cannot explain the {} classifier as rg",
-                meta.explainer, meta.cost_model, clf.cost_model
+                meta.explainer,
+                meta.cost_model,
+                clf.cost_kind()
             )));
         }
         let config: RgConfig = serde_json::from_value(meta.config.clone())
             .map_err(|e| ExplainError::Checkpoint(format!("rg settings: {e}")))?;
-        let init = RgPolicy::init(clf.config.hidden, config.hidden, &clf.device);
+        let init = RgPolicy::init(clf.embedding_dim(), config.hidden, clf.device());
         let policy = checkpoint::module_from_bytes(init, weights, "the rg explainer")?;
         Ok(RgExplainer {
             clf,
@@ -532,7 +535,7 @@ impl RgExplainer {
     ///
     /// # Errors
     /// [`ExplainError::Checkpoint`] for missing or mismatched files.
-    pub fn load(stem: impl AsRef<Path>, clf: GnnClassifier) -> Result<Self> {
+    pub fn load(stem: impl AsRef<Path>, clf: M) -> Result<Self> {
         let (weights, meta) = checkpoint::read(stem.as_ref())?;
         Self::from_parts(clf, &weights, &meta)
     }
@@ -554,12 +557,12 @@ fn subgraph(set: &ExplainSet, i: usize, nodes: &[usize]) -> Result<GroupGraph> {
 ///
 /// # Errors
 /// [`ExplainError::Checkpoint`] if none was shipped or it does not fit `clf`.
-pub fn shipped_rg(clf: GnnClassifier) -> Result<RgExplainer> {
-    let (w, meta) = checkpoint::shipped(ExplainerKind::Rg, &clf)?;
+pub fn shipped_rg<M: ExplainableModel>(clf: M) -> Result<RgExplainer<M>> {
+    let (w, meta) = checkpoint::shipped(ExplainerKind::Rg, clf.cost_kind())?;
     RgExplainer::from_parts(clf, w, &meta)
 }
 
-impl Explainer for RgExplainer {
+impl<M: ExplainableModel> Explainer for RgExplainer<M> {
     fn name(&self) -> &str {
         "rg"
     }
