@@ -6,14 +6,14 @@
 use burn::prelude::*;
 use fuselage_cost::{CostConfig, Lbdf};
 use fuselage_explain::learned::{
-    ExplainSet, ExplainSetConfig, GnnExplainer, GnnExplainerConfig, PgConfig, PgExplainer,
-    RgConfig, RgExplainer, fidelity, probe_scores, shipped_pg, shipped_rg,
+    ExplainSet, ExplainSetConfig, ExplainerMeta, GnnExplainer, GnnExplainerConfig, PgConfig,
+    PgExplainer, RgConfig, RgExplainer, fidelity, probe_scores, shipped_pg, shipped_rg,
 };
 use fuselage_explain::{CostExplainer, Explainer, RandomExplainer, render};
 use fuselage_gnn::features::DeviceBatch;
 use fuselage_gnn::{
-    CostKind, ExplainableModel, GnnClassifier, GroupGraph, ValidityModel, default_device, shipped,
-    shipped_meta,
+    Checkpoint, CostKind, ExplainableModel, GnnClassifier, GroupGraph, ValidityModel,
+    default_device, shipped, shipped_meta,
 };
 use fuselage_ir::{Graph, NodeSet};
 use rand::SeedableRng;
@@ -172,7 +172,31 @@ fn shipped_checkpoints_reproduce_their_saved_explanations() {
         )
         .unwrap();
         assert!(RgExplainer::load(tmp.join("x"), clf.clone()).is_err());
-        assert!(PgExplainer::load(tmp.join("x"), clf).is_ok());
+        assert!(PgExplainer::load(tmp.join("x"), clf.clone()).is_ok());
+        // The files are fuselage-gnn's generic checkpoint: read and written again, the same
+        // weights and the same JSON but for the last digits of floats (serde_json's parser
+        // rounds them).
+        for name in ["pg", "rg"] {
+            let stem = dir.join(format!("{name}_{}", kind.name()));
+            let ck = Checkpoint::<ExplainerMeta>::load(&stem).unwrap();
+            ck.save(tmp.join("again")).unwrap();
+            let read = |stem: &std::path::Path, ext| std::fs::read(stem.with_extension(ext));
+            let (again, shipped) = (tmp.join("again"), stem);
+            assert!(read(&again, "bpk").unwrap() == read(&shipped, "bpk").unwrap());
+            let skeleton = |stem: &std::path::Path| {
+                let text = String::from_utf8(read(stem, "json").unwrap()).unwrap();
+                text.replace(|c: char| "0123456789.-+eE".contains(c), "")
+            };
+            assert_eq!(skeleton(&again), skeleton(&shipped), "{name} {kind}");
+        }
+        // A missing checkpoint names its file.
+        let err = PgExplainer::load(tmp.join("missing"), clf).err().unwrap();
+        let message = err.to_string();
+        assert!(
+            message.starts_with("explainer checkpoint: reading ")
+                && message.contains("missing.json: "),
+            "{message}"
+        );
     }
 }
 

@@ -22,8 +22,9 @@
 //!   five β ([`generate_dataset`]), as JSON lines.
 //! - [`train`](mod@train): the training loop, metrics, learning curves ([`train()`],
 //!   [`Confusion`]).
-//! - [`checkpoint`]: burnpack checkpoints, and the LBDF and BRR classifiers compiled into the
-//!   crate ([`shipped`]).
+//! - [`checkpoint`]: one generic checkpoint, burnpack weights and JSON metadata
+//!   ([`Checkpoint`]), the classifier's on top of it, and the LBDF and BRR classifiers
+//!   compiled into the crate ([`shipped`]).
 //!
 //! ## Backends
 //!
@@ -56,8 +57,8 @@ pub mod model;
 pub mod train;
 
 pub use checkpoint::{
-    CheckpointMeta, PROBE_BETA, classifier_from_bytes, load_checkpoint, probe, probe_groups,
-    save_checkpoint, shipped, shipped_meta, weights_to_bytes,
+    Checkpoint, CheckpointMeta, PROBE_BETA, classifier_from_bytes, load_checkpoint, probe,
+    probe_groups, save_checkpoint, shipped, shipped_meta, weights_to_bytes,
 };
 pub use compress::CompressedBatch;
 pub use dataset::{

@@ -1,10 +1,8 @@
 //! [`PgExplainer`] (Luo et al. 2020): an edge MLP over the classifier's embeddings, trained
 //! across groups.
 
-use super::checkpoint::{self, ExplainerMeta};
-use super::{
-    ExplainSet, device_batch, host, keep_verdict_loss, mask_entropy, message_weights, probe_scores,
-};
+use super::checkpoint::{self, Trained};
+use super::{ExplainSet, device_batch, host, keep_verdict_loss, mask_entropy, message_weights};
 use crate::ExplainerKind;
 use crate::error::{ExplainError, Result};
 use crate::explainer::Explainer;
@@ -211,7 +209,7 @@ impl<M: ExplainableModel> PgExplainer<M> {
         let start = Instant::now();
         let ad = clf.device().clone().autodiff();
         ad.seed(config.seed);
-        let mut mlp = EdgeMlp::init(clf.embedding_dim(), config.hidden, &ad);
+        let mut mlp = Self::init_net(&clf, &config, &ad);
         let mut optim = AdamConfig::new().init();
         let mut rng = ChaCha8Rng::seed_from_u64(config.seed ^ 0x9e);
         let mut order: Vec<usize> = (0..set.instances.len()).collect();
@@ -297,35 +295,8 @@ impl<M: ExplainableModel> PgExplainer<M> {
     ///
     /// # Errors
     /// [`ExplainError::Checkpoint`].
-    #[allow(
-        clippy::expect_used,
-        reason = "serde_json serialises these plain structs and floats (NaN becomes null) without error"
-    )]
     pub fn save(&self, stem: impl AsRef<Path>, report: &PgReport) -> Result<()> {
-        let meta = ExplainerMeta {
-            explainer: ExplainerKind::Pg,
-            cost_model: self.clf.cost_kind(),
-            config: serde_json::to_value(self.config).expect("config serialises"),
-            report: serde_json::to_value(report).expect("report serialises"),
-            probe: probe_scores(|gg, beta| self.scores(gg, beta))?,
-        };
-        checkpoint::write(stem.as_ref(), &checkpoint::module_bytes(&self.mlp)?, &meta)
-    }
-
-    fn from_parts(clf: M, weights: &[u8], meta: &ExplainerMeta) -> Result<Self> {
-        if meta.explainer != ExplainerKind::Pg || meta.cost_model != clf.cost_kind() {
-            return Err(ExplainError::Checkpoint(format!(
-                "a {} checkpoint for {} cannot explain the {} classifier as pg",
-                meta.explainer,
-                meta.cost_model,
-                clf.cost_kind()
-            )));
-        }
-        let config: PgConfig = serde_json::from_value(meta.config.clone())
-            .map_err(|e| ExplainError::Checkpoint(format!("pg settings: {e}")))?;
-        let init = EdgeMlp::init(clf.embedding_dim(), config.hidden, clf.device());
-        let mlp = checkpoint::module_from_bytes(init, weights, "the pg explainer")?;
-        Ok(PgExplainer { clf, mlp, config })
+        checkpoint::save(self, stem.as_ref(), report)
     }
 
     /// Loads a checkpoint written by [`save`](Self::save) for `clf`.
@@ -333,8 +304,29 @@ impl<M: ExplainableModel> PgExplainer<M> {
     /// # Errors
     /// [`ExplainError::Checkpoint`] for missing or mismatched files.
     pub fn load(stem: impl AsRef<Path>, clf: M) -> Result<Self> {
-        let (weights, meta) = checkpoint::read(stem.as_ref())?;
-        Self::from_parts(clf, &weights, &meta)
+        checkpoint::load(stem.as_ref(), clf)
+    }
+}
+
+impl<M: ExplainableModel> Trained<M> for PgExplainer<M> {
+    const KIND: ExplainerKind = ExplainerKind::Pg;
+    type Config = PgConfig;
+    type Net = EdgeMlp;
+
+    fn init_net(clf: &M, config: &PgConfig, device: &Device) -> EdgeMlp {
+        EdgeMlp::init(clf.embedding_dim(), config.hidden, device)
+    }
+
+    fn assemble(clf: M, mlp: EdgeMlp, config: PgConfig) -> Self {
+        PgExplainer { clf, mlp, config }
+    }
+
+    fn parts(&self) -> (&M, &EdgeMlp, &PgConfig) {
+        (&self.clf, &self.mlp, &self.config)
+    }
+
+    fn edge_scores(&self, gg: &GroupGraph, beta_bytes: u64) -> Result<Vec<f32>> {
+        self.scores(gg, beta_bytes)
     }
 }
 
@@ -343,8 +335,7 @@ impl<M: ExplainableModel> PgExplainer<M> {
 /// # Errors
 /// [`ExplainError::Checkpoint`] if none was shipped or it does not fit `clf`.
 pub fn shipped_pg<M: ExplainableModel>(clf: M) -> Result<PgExplainer<M>> {
-    let (w, meta) = checkpoint::shipped(ExplainerKind::Pg, clf.cost_kind())?;
-    PgExplainer::from_parts(clf, w, &meta)
+    checkpoint::shipped(clf)
 }
 
 impl<M: ExplainableModel> Explainer for PgExplainer<M> {

@@ -1,9 +1,9 @@
 //! [`RgExplainer`] (Shan et al. 2021): a seed locator and a policy that grows a connected
 //! subgraph, trained by policy gradient.
 
-use super::checkpoint::{self, ExplainerMeta};
+use super::checkpoint::{self, Trained};
 use super::pg::{EdgeIndex, embeddings};
-use super::{ExplainSet, device_batch, host, logit_temperature, probe_scores};
+use super::{ExplainSet, device_batch, host, logit_temperature};
 use crate::ExplainerKind;
 use crate::error::{ExplainError, Result};
 use crate::explainer::Explainer;
@@ -352,7 +352,7 @@ impl<M: ExplainableModel> RgExplainer<M> {
         let start = Instant::now();
         let ad = clf.device().clone().autodiff();
         ad.seed(config.seed);
-        let mut policy = RgPolicy::init(clf.embedding_dim(), config.hidden, &ad);
+        let mut policy = Self::init_net(&clf, &config, &ad);
         let mut optim = AdamConfig::new().init();
         let mut rng = ChaCha8Rng::seed_from_u64(config.seed ^ 0x76);
         let embedded: Vec<Embedded> = set
@@ -492,43 +492,8 @@ impl<M: ExplainableModel> RgExplainer<M> {
     ///
     /// # Errors
     /// [`ExplainError::Checkpoint`].
-    #[allow(
-        clippy::expect_used,
-        reason = "serde_json serialises these plain structs and floats (NaN becomes null) without error"
-    )]
     pub fn save(&self, stem: impl AsRef<Path>, report: &RgReport) -> Result<()> {
-        let meta = ExplainerMeta {
-            explainer: ExplainerKind::Rg,
-            cost_model: self.clf.cost_kind(),
-            config: serde_json::to_value(self.config).expect("config serialises"),
-            report: serde_json::to_value(report).expect("report serialises"),
-            probe: probe_scores(|gg, beta| self.scores(gg, beta))?,
-        };
-        checkpoint::write(
-            stem.as_ref(),
-            &checkpoint::module_bytes(&self.policy)?,
-            &meta,
-        )
-    }
-
-    fn from_parts(clf: M, weights: &[u8], meta: &ExplainerMeta) -> Result<Self> {
-        if meta.explainer != ExplainerKind::Rg || meta.cost_model != clf.cost_kind() {
-            return Err(ExplainError::Checkpoint(format!(
-                "a {} checkpoint for {} cannot explain the {} classifier as rg",
-                meta.explainer,
-                meta.cost_model,
-                clf.cost_kind()
-            )));
-        }
-        let config: RgConfig = serde_json::from_value(meta.config.clone())
-            .map_err(|e| ExplainError::Checkpoint(format!("rg settings: {e}")))?;
-        let init = RgPolicy::init(clf.embedding_dim(), config.hidden, clf.device());
-        let policy = checkpoint::module_from_bytes(init, weights, "the rg explainer")?;
-        Ok(RgExplainer {
-            clf,
-            policy,
-            config,
-        })
+        checkpoint::save(self, stem.as_ref(), report)
     }
 
     /// Loads a checkpoint written by [`save`](Self::save) for `clf`.
@@ -536,8 +501,33 @@ impl<M: ExplainableModel> RgExplainer<M> {
     /// # Errors
     /// [`ExplainError::Checkpoint`] for missing or mismatched files.
     pub fn load(stem: impl AsRef<Path>, clf: M) -> Result<Self> {
-        let (weights, meta) = checkpoint::read(stem.as_ref())?;
-        Self::from_parts(clf, &weights, &meta)
+        checkpoint::load(stem.as_ref(), clf)
+    }
+}
+
+impl<M: ExplainableModel> Trained<M> for RgExplainer<M> {
+    const KIND: ExplainerKind = ExplainerKind::Rg;
+    type Config = RgConfig;
+    type Net = RgPolicy;
+
+    fn init_net(clf: &M, config: &RgConfig, device: &Device) -> RgPolicy {
+        RgPolicy::init(clf.embedding_dim(), config.hidden, device)
+    }
+
+    fn assemble(clf: M, policy: RgPolicy, config: RgConfig) -> Self {
+        RgExplainer {
+            clf,
+            policy,
+            config,
+        }
+    }
+
+    fn parts(&self) -> (&M, &RgPolicy, &RgConfig) {
+        (&self.clf, &self.policy, &self.config)
+    }
+
+    fn edge_scores(&self, gg: &GroupGraph, beta_bytes: u64) -> Result<Vec<f32>> {
+        self.scores(gg, beta_bytes)
     }
 }
 
@@ -558,8 +548,7 @@ fn subgraph(set: &ExplainSet, i: usize, nodes: &[usize]) -> Result<GroupGraph> {
 /// # Errors
 /// [`ExplainError::Checkpoint`] if none was shipped or it does not fit `clf`.
 pub fn shipped_rg<M: ExplainableModel>(clf: M) -> Result<RgExplainer<M>> {
-    let (w, meta) = checkpoint::shipped(ExplainerKind::Rg, clf.cost_kind())?;
-    RgExplainer::from_parts(clf, w, &meta)
+    checkpoint::shipped(clf)
 }
 
 impl<M: ExplainableModel> Explainer for RgExplainer<M> {
