@@ -2,14 +2,12 @@
 
 use super::{device_batch, host, keep_verdict_scale, mask_entropy_grad, message_weights};
 use crate::error::{ExplainError, Result};
-use crate::explainer::Explainer;
-use crate::explanation::{Explanation, Selection, group_edges};
+use crate::explanation::Selection;
 use burn::optim::{AdamConfig, Optimizer, SgdConfig};
 use burn::prelude::*;
 use burn::tensor::activation::sigmoid;
 use fuselage_gnn::features::DeviceBatch;
 use fuselage_gnn::{ExplainableModel, GnnClassifier, GroupGraph};
-use fuselage_ir::{Graph, NodeSet};
 use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
 use rand_distr::StandardNormal;
@@ -224,31 +222,9 @@ impl<M: ExplainableModel> GnnExplainer<M> {
     }
 }
 
-impl<M: ExplainableModel> Explainer for GnnExplainer<M> {
-    fn name(&self) -> &str {
-        "gnne"
-    }
-
-    fn explain(
-        &self,
-        g: &Graph,
-        group: &NodeSet,
-        beta_bytes: u64,
-        rng: &mut ChaCha8Rng,
-    ) -> Result<Explanation> {
-        let (order, edges) = group_edges(g, group)?;
-        let gg = GroupGraph::new(g, group)?;
-        let scores = self.mask(&gg, beta_bytes, rng)?;
-        Explanation::from_scores(
-            self.name(),
-            &order,
-            edges,
-            scores,
-            None,
-            &self.config.selection,
-        )
-    }
-}
+learned_explainer!(GnnExplainer = "gnne", |x, gg, beta, rng| {
+    Ok((x.mask(gg, beta, rng)?, None))
+});
 
 /// The logistic function on the host.
 fn logistic(x: f32) -> f32 {

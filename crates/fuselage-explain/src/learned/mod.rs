@@ -32,6 +32,44 @@
 //! `T = max(1, |z₀| / 4)` (`z₀` the unmasked logit), which keeps the objective's optimum and
 //! its gradients informative; `docs/explainers.md` records it.
 
+/// Implements `Explainer` for a learned explainer `$ty<M>` over any `ExplainableModel` `M`,
+/// named `$name`, once for all three. The closure-like argument scores the group encoded for
+/// the classifier (`$gg`, a `GroupGraph`, at `$beta` bytes, with the caller's `$rng`) and
+/// returns its edge scores and, optionally, its node scores. The encoding lists the group's
+/// edges in the explanation's order, so the scores need no translation; the explainer's
+/// `config().selection` picks the explanation's edges.
+macro_rules! learned_explainer {
+    ($ty:ident = $name:literal, |$x:ident, $gg:ident, $beta:ident, $rng:ident| $score:expr) => {
+        impl<M: ::fuselage_gnn::ExplainableModel> $crate::Explainer for $ty<M> {
+            fn name(&self) -> &str {
+                $name
+            }
+
+            fn explain(
+                &self,
+                g: &::fuselage_ir::Graph,
+                group: &::fuselage_ir::NodeSet,
+                beta_bytes: u64,
+                rng: &mut ::rand_chacha::ChaCha8Rng,
+            ) -> $crate::Result<$crate::Explanation> {
+                let (order, edges) = $crate::group_edges(g, group)?;
+                let $gg = &::fuselage_gnn::GroupGraph::new(g, group)?;
+                let ($x, $beta, $rng) = (self, beta_bytes, rng);
+                let scored: $crate::Result<(Vec<f32>, Option<Vec<f32>>)> = $score;
+                let (edge_scores, node_scores) = scored?;
+                $crate::Explanation::from_scores(
+                    $name,
+                    &order,
+                    edges,
+                    edge_scores,
+                    node_scores,
+                    &$x.config().selection,
+                )
+            }
+        }
+    };
+}
+
 mod checkpoint;
 mod data;
 mod gnne;

@@ -5,15 +5,13 @@ use super::checkpoint::{self, Trained};
 use super::{ExplainSet, device_batch, host, keep_verdict_loss, mask_entropy, message_weights};
 use crate::ExplainerKind;
 use crate::error::{ExplainError, Result};
-use crate::explainer::Explainer;
-use crate::explanation::{Explanation, Selection, group_edges};
+use crate::explanation::Selection;
 use burn::nn::{LayerNorm, LayerNormConfig, Linear, LinearConfig};
 use burn::optim::{AdamConfig, GradientsParams};
 use burn::prelude::*;
 use burn::tensor::activation::{relu, sigmoid};
 use fuselage_gnn::features::DeviceBatch;
 use fuselage_gnn::{ExplainableModel, GnnClassifier, GroupGraph};
-use fuselage_ir::{Graph, NodeSet};
 use rand::seq::SliceRandom;
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -338,28 +336,6 @@ pub fn shipped_pg<M: ExplainableModel>(clf: M) -> Result<PgExplainer<M>> {
     checkpoint::shipped(clf)
 }
 
-impl<M: ExplainableModel> Explainer for PgExplainer<M> {
-    fn name(&self) -> &str {
-        "pg"
-    }
-
-    fn explain(
-        &self,
-        g: &Graph,
-        group: &NodeSet,
-        beta_bytes: u64,
-        _rng: &mut ChaCha8Rng,
-    ) -> Result<Explanation> {
-        let (order, edges) = group_edges(g, group)?;
-        let gg = GroupGraph::new(g, group)?;
-        let scores = self.scores(&gg, beta_bytes)?;
-        Explanation::from_scores(
-            self.name(),
-            &order,
-            edges,
-            scores,
-            None,
-            &self.config.selection,
-        )
-    }
-}
+learned_explainer!(PgExplainer = "pg", |x, gg, beta, _rng| {
+    Ok((x.scores(gg, beta)?, None))
+});

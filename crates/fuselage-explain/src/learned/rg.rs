@@ -6,14 +6,13 @@ use super::pg::{EdgeIndex, embeddings};
 use super::{ExplainSet, device_batch, host, logit_temperature};
 use crate::ExplainerKind;
 use crate::error::{ExplainError, Result};
-use crate::explainer::Explainer;
-use crate::explanation::{Explanation, Selection, group_edges};
+use crate::explanation::Selection;
 use burn::nn::{Linear, LinearConfig};
 use burn::optim::{AdamConfig, GradientsParams};
 use burn::prelude::*;
 use burn::tensor::activation::{log_softmax, relu};
 use fuselage_gnn::{ExplainableModel, GnnClassifier, GroupGraph};
-use fuselage_ir::{Graph, NodeId, NodeSet};
+use fuselage_ir::{NodeId, NodeSet};
 use rand::seq::SliceRandom;
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -481,11 +480,7 @@ impl<M: ExplainableModel> RgExplainer<M> {
     /// Classifier errors.
     pub fn scores(&self, gg: &GroupGraph, beta_bytes: u64) -> Result<Vec<f32>> {
         let (_, nodes) = self.grow(gg, beta_bytes)?;
-        Ok(gg
-            .edges
-            .iter()
-            .map(|&(u, v)| 0.5 * (nodes[u as usize] + nodes[v as usize]))
-            .collect())
+        Ok(edge_means(gg, &nodes))
     }
 
     /// Saves the explainer as `<stem>.bpk` and `<stem>.json` with its training report.
@@ -551,33 +546,15 @@ pub fn shipped_rg<M: ExplainableModel>(clf: M) -> Result<RgExplainer<M>> {
     checkpoint::shipped(clf)
 }
 
-impl<M: ExplainableModel> Explainer for RgExplainer<M> {
-    fn name(&self) -> &str {
-        "rg"
-    }
-
-    fn explain(
-        &self,
-        g: &Graph,
-        group: &NodeSet,
-        beta_bytes: u64,
-        _rng: &mut ChaCha8Rng,
-    ) -> Result<Explanation> {
-        let (order, edges) = group_edges(g, group)?;
-        let gg = GroupGraph::new(g, group)?;
-        let (_, nodes) = self.grow(&gg, beta_bytes)?;
-        let scores = gg
-            .edges
-            .iter()
-            .map(|&(u, v)| 0.5 * (nodes[u as usize] + nodes[v as usize]))
-            .collect();
-        Explanation::from_scores(
-            self.name(),
-            &order,
-            edges,
-            scores,
-            Some(nodes),
-            &self.config.selection,
-        )
-    }
+/// Edge scores (edge order) from node scores: the mean score of the two ends.
+fn edge_means(gg: &GroupGraph, nodes: &[f32]) -> Vec<f32> {
+    gg.edges
+        .iter()
+        .map(|&(u, v)| 0.5 * (nodes[u as usize] + nodes[v as usize]))
+        .collect()
 }
+
+learned_explainer!(RgExplainer = "rg", |x, gg, beta, _rng| {
+    let (_, nodes) = x.grow(gg, beta)?;
+    Ok((edge_means(gg, &nodes), Some(nodes)))
+});
