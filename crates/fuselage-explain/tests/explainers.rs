@@ -3,13 +3,18 @@
 
 #![cfg(feature = "learned")]
 
+use burn::prelude::*;
 use fuselage_cost::{CostConfig, Lbdf};
 use fuselage_explain::learned::{
-    ExplainSet, ExplainSetConfig, GnnExplainer, GnnExplainerConfig, PgConfig, PgExplainer,
-    RgConfig, RgExplainer, fidelity, probe_scores, shipped_pg, shipped_rg,
+    ExplainSet, ExplainSetConfig, ExplainerMeta, GnnExplainer, GnnExplainerConfig, PgConfig,
+    PgExplainer, RgConfig, RgExplainer, fidelity, probe_scores, shipped_pg, shipped_rg,
 };
 use fuselage_explain::{CostExplainer, Explainer, RandomExplainer, render};
-use fuselage_gnn::{CostKind, GnnClassifier, GroupGraph, default_device, shipped, shipped_meta};
+use fuselage_gnn::features::DeviceBatch;
+use fuselage_gnn::{
+    Checkpoint, CostKind, ExplainableModel, GnnClassifier, GroupGraph, ValidityModel,
+    default_device, shipped, shipped_meta,
+};
 use fuselage_ir::{Graph, NodeSet};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
@@ -167,7 +172,31 @@ fn shipped_checkpoints_reproduce_their_saved_explanations() {
         )
         .unwrap();
         assert!(RgExplainer::load(tmp.join("x"), clf.clone()).is_err());
-        assert!(PgExplainer::load(tmp.join("x"), clf).is_ok());
+        assert!(PgExplainer::load(tmp.join("x"), clf.clone()).is_ok());
+        // The files are fuselage-gnn's generic checkpoint: read and written again, the same
+        // weights and the same JSON but for the last digits of floats (serde_json's parser
+        // rounds them).
+        for name in ["pg", "rg"] {
+            let stem = dir.join(format!("{name}_{}", kind.name()));
+            let ck = Checkpoint::<ExplainerMeta>::load(&stem).unwrap();
+            ck.save(tmp.join("again")).unwrap();
+            let read = |stem: &std::path::Path, ext| std::fs::read(stem.with_extension(ext));
+            let (again, shipped) = (tmp.join("again"), stem);
+            assert!(read(&again, "bpk").unwrap() == read(&shipped, "bpk").unwrap());
+            let skeleton = |stem: &std::path::Path| {
+                let text = String::from_utf8(read(stem, "json").unwrap()).unwrap();
+                text.replace(|c: char| "0123456789.-+eE".contains(c), "")
+            };
+            assert_eq!(skeleton(&again), skeleton(&shipped), "{name} {kind}");
+        }
+        // A missing checkpoint names its file.
+        let err = PgExplainer::load(tmp.join("missing"), clf).err().unwrap();
+        let message = err.to_string();
+        assert!(
+            message.starts_with("explainer checkpoint: reading ")
+                && message.contains("missing.json: "),
+            "{message}"
+        );
     }
 }
 
@@ -205,4 +234,79 @@ fn training_is_seeded_and_round_trips_through_a_checkpoint() {
         probe_scores(|gg, be| r.scores(gg, be)).unwrap(),
         probe_scores(|gg, be| r2.scores(gg, be)).unwrap()
     );
+}
+
+/// A model downstream: the shipped classifier behind the required methods of
+/// `ExplainableModel` only, so its logits and gradients come from the trait's provided ones.
+struct Downstream(GnnClassifier);
+
+impl ValidityModel for Downstream {
+    fn name(&self) -> &str {
+        "downstream"
+    }
+    fn invalid_probabilities(
+        &self,
+        g: &Graph,
+        groups: &[NodeSet],
+        beta: u64,
+    ) -> fuselage_gnn::Result<Vec<f32>> {
+        self.0.invalid_probabilities(g, groups, beta)
+    }
+}
+
+impl ExplainableModel for Downstream {
+    fn cost_kind(&self) -> CostKind {
+        self.0.cost_kind()
+    }
+    fn device(&self) -> &Device {
+        self.0.device()
+    }
+    fn embedding_dim(&self) -> usize {
+        self.0.embedding_dim()
+    }
+    fn embed(&self, batch: &DeviceBatch) -> Tensor<2> {
+        self.0.embed(batch)
+    }
+    fn forward(&self, batch: &DeviceBatch) -> Tensor<1> {
+        self.0.forward(batch)
+    }
+}
+
+#[test]
+fn explainers_and_metrics_are_generic_over_the_model() {
+    let clf = classifier();
+    let other = || Downstream(clf.clone());
+    let g = fuselage_zoo::build("resnet50").unwrap();
+    let set = group(&g, 12);
+    let gg = GroupGraph::new(&g, &set).unwrap();
+    // Fidelity: the same up to the rounding of the classifier's compressed inference.
+    let selected: Vec<f32> = (0..gg.edges.len()).map(|i| (i % 2) as f32).collect();
+    let (plus, minus) = fidelity(&clf, &gg, BETA, &selected).unwrap();
+    let (plus2, minus2) = fidelity(&other(), &gg, BETA, &selected).unwrap();
+    assert!((plus - plus2).abs() < 1e-4 && (minus - minus2).abs() < 1e-4);
+    // PG and RG read only the embeddings at inference: the same explanations, bit for bit.
+    let run = |e: &dyn Explainer| {
+        e.explain(&g, &set, BETA, &mut ChaCha8Rng::seed_from_u64(1))
+            .unwrap()
+    };
+    let pg = shipped_pg(other()).unwrap();
+    assert_eq!(run(&pg), run(&shipped_pg(clf.clone()).unwrap()));
+    let rg = shipped_rg(other()).unwrap();
+    assert_eq!(run(&rg), run(&shipped_rg(clf.clone()).unwrap()));
+    // GNNExplainer descends the provided (autodiff) gradient where the classifier uses its
+    // closed form: the same mask up to rounding.
+    let config = GnnExplainerConfig {
+        epochs: 10,
+        ..Default::default()
+    };
+    let ours = GnnExplainer::with_config(other(), config)
+        .mask(&gg, BETA, &mut ChaCha8Rng::seed_from_u64(1))
+        .unwrap();
+    let reference = GnnExplainer::with_config(clf.clone(), config)
+        .mask(&gg, BETA, &mut ChaCha8Rng::seed_from_u64(1))
+        .unwrap();
+    assert_eq!(ours.len(), gg.edges.len());
+    for (a, b) in ours.iter().zip(&reference) {
+        assert!((a - b).abs() < 1e-3, "{ours:?} vs {reference:?}");
+    }
 }

@@ -1,10 +1,20 @@
-//! Checkpoints: saving and loading trained classifiers, and the two shipped with the crate.
+//! Checkpoints: one generic file pair for any trained module ([`Checkpoint`]), the classifier's
+//! on top of it, and the two classifiers shipped with the crate.
 //!
-//! A checkpoint is two files side by side: `<stem>.bpk`, the weights as a burnpack record
-//! (burn's own format, f32, about 0.5 MB), and `<stem>.json`, a [`CheckpointMeta`] with the
-//! network's shape and the numbers it was shipped with. The LBDF and BRR checkpoints under
-//! `crates/fuselage-gnn/checkpoints/` are compiled into the crate (`include_bytes!`), so
-//! [`shipped`] needs no file at run time.
+//! ## Design
+//!
+//! A checkpoint is two files side by side: `<stem>.bpk`, a module's weights as a burnpack
+//! record (burn's own format, f32), and `<stem>.json`, metadata of the caller's type
+//! (pretty-printed JSON and a newline). [`Checkpoint<Meta>`] reads and writes the pair for any
+//! `Meta: Serialize + DeserializeOwned`; [`Checkpoint::module`] loads the weights into a module
+//! of the right shape and refuses what would answer NaN. The classifier's checkpoints carry a
+//! [`CheckpointMeta`] (its shape and the numbers it was shipped with); the explainers of
+//! `fuselage-explain` save theirs through the same type with their own metadata. So there is
+//! one reader, one writer and one set of error messages, each naming its file.
+//!
+//! The metadata file is read before the weights, so a missing checkpoint is reported by its
+//! `.json`. The LBDF and BRR checkpoints under `crates/fuselage-gnn/checkpoints/` are compiled
+//! into the crate (`include_bytes!`), so [`shipped`] needs no file at run time.
 
 use crate::error::{GnnError, Result};
 use crate::model::{GnnClassifier, GnnConfig};
@@ -12,33 +22,112 @@ use burn::prelude::*;
 use burn::store::ModuleRecord;
 use burn::tensor::Bytes;
 use fuselage_cost::CostKind;
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
-/// What a checkpoint says about itself.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct CheckpointMeta {
-    /// The cost model the classifier imitates (`lbdf`, `brr` in the file).
-    pub cost_model: CostKind,
-    /// The network's shape.
-    pub config: GnnConfig,
-    /// Free-form numbers recorded at training time (test accuracy, F1, ...).
-    #[serde(default)]
-    pub metrics: serde_json::Map<String, serde_json::Value>,
+/// A trained module's weights and what it says about itself: the file pair `<stem>.bpk` and
+/// `<stem>.json` (module docs).
+///
+/// # Example
+/// A module downstream saved with its own metadata, and loaded back:
+/// ```
+/// use burn::nn::{Linear, LinearConfig};
+/// use fuselage_gnn::{Checkpoint, default_device};
+///
+/// #[derive(serde::Serialize, serde::Deserialize)]
+/// struct Meta { width: usize }
+///
+/// let device = default_device();
+/// let layer: Linear = LinearConfig::new(4, 2).init(&device);
+/// let stem = std::env::temp_dir().join(format!("fuselage-doc-ck-{}", std::process::id()));
+/// Checkpoint::new(&layer, Meta { width: 4 })?.save(&stem)?;
+/// let back = Checkpoint::<Meta>::load(&stem)?;
+/// let saved = back.weights.clone();
+/// let fresh: Linear = LinearConfig::new(back.meta.width, 2).init(&device);
+/// let loaded = back.module(fresh, "the doc layer")?;
+/// assert_eq!(Checkpoint::new(&loaded, ())?.weights, saved);
+/// # Ok::<(), fuselage_gnn::GnnError>(())
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+pub struct Checkpoint<Meta> {
+    /// The metadata, `<stem>.json`.
+    pub meta: Meta,
+    /// The weights as a burnpack record, `<stem>.bpk`.
+    pub weights: Vec<u8>,
 }
 
-const LBDF_WEIGHTS: &[u8] = include_bytes!("../checkpoints/lbdf.bpk");
-const LBDF_META: &str = include_str!("../checkpoints/lbdf.json");
-const BRR_WEIGHTS: &[u8] = include_bytes!("../checkpoints/brr.bpk");
-const BRR_META: &str = include_str!("../checkpoints/brr.json");
+impl<Meta: Serialize + DeserializeOwned> Checkpoint<Meta> {
+    /// `module`'s weights with `meta`.
+    ///
+    /// # Errors
+    /// [`GnnError::Checkpoint`] if burn cannot serialise the record.
+    pub fn new<M: Module>(module: &M, meta: Meta) -> Result<Self> {
+        Ok(Checkpoint {
+            meta,
+            weights: module_to_bytes(module)?,
+        })
+    }
 
-/// The weights of a classifier as burnpack bytes.
-///
-/// # Errors
-/// [`GnnError::Checkpoint`] if burn cannot serialise the record.
-pub fn weights_to_bytes(clf: &GnnClassifier) -> Result<Vec<u8>> {
-    let bytes = clf
-        .model
+    /// A checkpoint from its weights and the text of its metadata; `path` names the metadata
+    /// in errors (a shipped checkpoint is compiled in, so it is not read from a file).
+    ///
+    /// # Errors
+    /// [`GnnError::Parse`] for metadata that is not a `Meta`.
+    pub fn from_parts(weights: &[u8], json: &str, path: &str) -> Result<Self> {
+        Ok(Checkpoint {
+            meta: parse_json(json, path)?,
+            weights: weights.to_vec(),
+        })
+    }
+
+    /// Writes `<stem>.bpk`, then `<stem>.json` (pretty-printed, with a final newline).
+    ///
+    /// # Errors
+    /// [`GnnError::Io`] naming the file; [`GnnError::Config`] for metadata that JSON cannot
+    /// hold (a map with keys that are not strings).
+    pub fn save(&self, stem: impl AsRef<Path>) -> Result<()> {
+        let stem = stem.as_ref();
+        let w = with_ext(stem, "bpk");
+        std::fs::write(&w, &self.weights).map_err(|e| GnnError::io(&w, e))?;
+        let m = with_ext(stem, "json");
+        let json = serde_json::to_string_pretty(&self.meta)
+            .map_err(|e| GnnError::Config(format!("{}: {e}", m.display())))?
+            + "\n";
+        std::fs::write(&m, json).map_err(|e| GnnError::io(&m, e))
+    }
+
+    /// Reads `<stem>.json`, then `<stem>.bpk`.
+    ///
+    /// # Errors
+    /// [`GnnError::Io`] naming the file; [`GnnError::Parse`] for metadata that is not a
+    /// `Meta`.
+    pub fn load(stem: impl AsRef<Path>) -> Result<Self> {
+        let stem = stem.as_ref();
+        let m = with_ext(stem, "json");
+        let json = std::fs::read_to_string(&m).map_err(|e| GnnError::io(&m, e))?;
+        let meta = parse_json(&json, &m.display().to_string())?;
+        let w = with_ext(stem, "bpk");
+        let weights = std::fs::read(&w).map_err(|e| GnnError::io(&w, e))?;
+        Ok(Checkpoint { meta, weights })
+    }
+}
+
+impl<Meta> Checkpoint<Meta> {
+    /// The weights loaded into `init`, a module of the shape they were saved from; `what`
+    /// names the module in errors (`the lbdf classifier`).
+    ///
+    /// # Errors
+    /// [`GnnError::Checkpoint`] for no weights, bytes that are not a record of `init`'s shape,
+    /// or weights that are not finite (a corrupted file that still decodes).
+    pub fn module<M: Module>(self, init: M, what: &str) -> Result<M> {
+        module_from_bytes(init, self.weights, what)
+    }
+}
+
+/// A module's weights as burnpack bytes.
+fn module_to_bytes<M: Module>(module: &M) -> Result<Vec<u8>> {
+    let bytes = module
         .clone()
         .into_record()
         .into_bytes()
@@ -46,45 +135,29 @@ pub fn weights_to_bytes(clf: &GnnClassifier) -> Result<Vec<u8>> {
     Ok(bytes.to_vec())
 }
 
-/// A classifier from burnpack weight bytes and its metadata, on `device`.
-///
-/// # Errors
-/// [`GnnError::Checkpoint`] for bytes that are not a record of a network of `meta.config`'s
-/// shape.
-pub fn classifier_from_bytes(
-    weights: &[u8],
-    meta: &CheckpointMeta,
-    device: &Device,
-) -> Result<GnnClassifier> {
+/// [`Checkpoint::module`].
+fn module_from_bytes<M: Module>(init: M, weights: Vec<u8>, what: &str) -> Result<M> {
     if weights.is_empty() {
         return Err(GnnError::Checkpoint(format!(
-            "no weights for the {} classifier (not trained yet?)",
-            meta.cost_model
+            "no weights for {what} (not trained yet?)"
         )));
     }
-    let record = ModuleRecord::from_bytes(Bytes::from_bytes_vec(weights.to_vec()))
-        .map_err(|e| GnnError::Checkpoint(e.to_string()))?;
-    let model = meta
-        .config
-        .init(device)
+    let record = ModuleRecord::from_bytes(Bytes::from_bytes_vec(weights))
+        .map_err(|e| GnnError::Checkpoint(format!("{what}: {e}")))?;
+    let module = init
         .try_load_record(record)
-        .map_err(|e| GnnError::Checkpoint(e.to_string()))?;
-    // A corrupted file can still decode: NaN or infinite weights would answer NaN, which reads
-    // as "valid". Refuse them here.
+        .map_err(|e| GnnError::Checkpoint(format!("{what}: {e}")))?;
+    // A corrupted file can still decode: NaN or infinite weights would answer NaN, which a
+    // classifier reads as "valid". Refuse them here.
     let mut finite = FiniteCheck::default();
-    model.visit(&mut finite);
+    module.visit(&mut finite);
     if finite.bad > 0 {
         return Err(GnnError::Checkpoint(format!(
-            "{} of the {} classifier's {} weights are not finite (a corrupted checkpoint)",
-            finite.bad, meta.cost_model, finite.seen
+            "{} of {what}'s {} weights are not finite (a corrupted checkpoint)",
+            finite.bad, finite.seen
         )));
     }
-    Ok(GnnClassifier::new(
-        meta.config,
-        model,
-        device.clone(),
-        meta.cost_model,
-    ))
+    Ok(module)
 }
 
 /// Counts the non-finite entries of every float parameter of a module.
@@ -115,6 +188,64 @@ fn with_ext(stem: &Path, ext: &str) -> PathBuf {
     PathBuf::from(s)
 }
 
+fn parse_json<T: DeserializeOwned>(json: &str, path: &str) -> Result<T> {
+    serde_json::from_str(json).map_err(|e| GnnError::Parse {
+        path: path.to_string(),
+        line: e.line(),
+        message: e.to_string(),
+    })
+}
+
+/// What a classifier checkpoint says about itself.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CheckpointMeta {
+    /// The cost model the classifier imitates (`lbdf`, `brr` in the file).
+    pub cost_model: CostKind,
+    /// The network's shape.
+    pub config: GnnConfig,
+    /// Free-form numbers recorded at training time (test accuracy, F1, ...).
+    #[serde(default)]
+    pub metrics: serde_json::Map<String, serde_json::Value>,
+}
+
+const LBDF_WEIGHTS: &[u8] = include_bytes!("../checkpoints/lbdf.bpk");
+const LBDF_META: &str = include_str!("../checkpoints/lbdf.json");
+const BRR_WEIGHTS: &[u8] = include_bytes!("../checkpoints/brr.bpk");
+const BRR_META: &str = include_str!("../checkpoints/brr.json");
+
+/// The weights of a classifier as burnpack bytes.
+///
+/// # Errors
+/// [`GnnError::Checkpoint`] if burn cannot serialise the record.
+pub fn weights_to_bytes(clf: &GnnClassifier) -> Result<Vec<u8>> {
+    module_to_bytes(&clf.model)
+}
+
+/// A classifier from burnpack weight bytes and its metadata, on `device`.
+///
+/// # Errors
+/// [`GnnError::Checkpoint`] for bytes that are not a record of a network of `meta.config`'s
+/// shape, or whose weights are not finite.
+pub fn classifier_from_bytes(
+    weights: &[u8],
+    meta: &CheckpointMeta,
+    device: &Device,
+) -> Result<GnnClassifier> {
+    classifier(
+        Checkpoint {
+            meta: meta.clone(),
+            weights: weights.to_vec(),
+        },
+        device,
+    )
+}
+
+fn classifier(ck: Checkpoint<CheckpointMeta>, device: &Device) -> Result<GnnClassifier> {
+    let (config, kind) = (ck.meta.config, ck.meta.cost_model);
+    let model = ck.module(config.init(device), &format!("the {kind} classifier"))?;
+    Ok(GnnClassifier::new(config, model, device.clone(), kind))
+}
+
 /// Saves `clf` as `<stem>.bpk` and `<stem>.json`, with `metrics` in the metadata (plus its
 /// [`probe`] predictions under `probe`).
 ///
@@ -122,14 +253,13 @@ fn with_ext(stem: &Path, ext: &str) -> PathBuf {
 /// [`GnnError::Io`], [`GnnError::Checkpoint`].
 #[allow(
     clippy::expect_used,
-    reason = "serde_json serialises these plain structs and floats (NaN becomes null) without error"
+    reason = "serde_json serialises floats (NaN becomes null) without error"
 )]
 pub fn save_checkpoint(
     clf: &GnnClassifier,
     stem: impl AsRef<Path>,
     metrics: serde_json::Map<String, serde_json::Value>,
 ) -> Result<()> {
-    let stem = stem.as_ref();
     let mut metrics = metrics;
     metrics.insert(
         "probe".into(),
@@ -140,19 +270,7 @@ pub fn save_checkpoint(
         config: clf.config,
         metrics,
     };
-    let w = with_ext(stem, "bpk");
-    std::fs::write(&w, weights_to_bytes(clf)?).map_err(|e| GnnError::io(&w, e))?;
-    let m = with_ext(stem, "json");
-    let json = serde_json::to_string_pretty(&meta).expect("metadata serialises") + "\n";
-    std::fs::write(&m, json).map_err(|e| GnnError::io(&m, e))
-}
-
-fn parse_meta(json: &str, path: &str) -> Result<CheckpointMeta> {
-    serde_json::from_str(json).map_err(|e| GnnError::Parse {
-        path: path.to_string(),
-        line: e.line(),
-        message: e.to_string(),
-    })
+    Checkpoint::new(&clf.model, meta)?.save(stem)
 }
 
 /// Loads a checkpoint written by [`save_checkpoint`] onto `device`.
@@ -160,13 +278,7 @@ fn parse_meta(json: &str, path: &str) -> Result<CheckpointMeta> {
 /// # Errors
 /// [`GnnError::Io`], [`GnnError::Parse`], [`GnnError::Checkpoint`].
 pub fn load_checkpoint(stem: impl AsRef<Path>, device: &Device) -> Result<GnnClassifier> {
-    let stem = stem.as_ref();
-    let m = with_ext(stem, "json");
-    let json = std::fs::read_to_string(&m).map_err(|e| GnnError::io(&m, e))?;
-    let meta = parse_meta(&json, &m.display().to_string())?;
-    let w = with_ext(stem, "bpk");
-    let weights = std::fs::read(&w).map_err(|e| GnnError::io(&w, e))?;
-    classifier_from_bytes(&weights, &meta, device)
+    classifier(Checkpoint::load(stem)?, device)
 }
 
 /// β of the reference probe, bytes.
@@ -204,11 +316,16 @@ pub fn probe(clf: &GnnClassifier) -> Result<Vec<f32>> {
 /// # Errors
 /// [`GnnError::Parse`] if the shipped file is malformed.
 pub fn shipped_meta(kind: CostKind) -> Result<CheckpointMeta> {
-    let (json, name) = match kind {
-        CostKind::Lbdf => (LBDF_META, "checkpoints/lbdf.json"),
-        CostKind::Brr => (BRR_META, "checkpoints/brr.json"),
-    };
-    parse_meta(json, name)
+    let (_, json, name) = shipped_files(kind);
+    parse_json(json, name)
+}
+
+/// The weights, the metadata and the metadata's name of the checkpoint shipped for `kind`.
+fn shipped_files(kind: CostKind) -> (&'static [u8], &'static str, &'static str) {
+    match kind {
+        CostKind::Lbdf => (LBDF_WEIGHTS, LBDF_META, "checkpoints/lbdf.json"),
+        CostKind::Brr => (BRR_WEIGHTS, BRR_META, "checkpoints/brr.json"),
+    }
 }
 
 /// The classifier shipped with the crate for `kind`, on `device`.
@@ -227,9 +344,6 @@ pub fn shipped_meta(kind: CostKind) -> Result<CheckpointMeta> {
 /// # Ok::<(), fuselage_gnn::GnnError>(())
 /// ```
 pub fn shipped(kind: CostKind, device: &Device) -> Result<GnnClassifier> {
-    let weights = match kind {
-        CostKind::Lbdf => LBDF_WEIGHTS,
-        CostKind::Brr => BRR_WEIGHTS,
-    };
-    classifier_from_bytes(weights, &shipped_meta(kind)?, device)
+    let (weights, json, name) = shipped_files(kind);
+    classifier(Checkpoint::from_parts(weights, json, name)?, device)
 }

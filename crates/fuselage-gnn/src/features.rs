@@ -29,6 +29,7 @@
 
 use crate::error::{GnnError, Result};
 use burn::prelude::*;
+use burn::tensor::IndexingUpdateOp;
 use fuselage_ir::{Graph, NodeId, NodeSet, Op, OpKind, Source};
 
 /// Number of features per node.
@@ -362,6 +363,25 @@ pub struct DeviceBatch {
     pub graph_of: Tensor<1, Int>,
     /// Number of groups.
     pub graphs: usize,
+}
+
+impl DeviceBatch {
+    /// Sums node rows `[nodes, width]` into one row per group, `[groups, width]`: the readout.
+    pub fn sum_per_group(&self, rows: Tensor<2>) -> Tensor<2> {
+        let [_, width] = rows.dims();
+        let zeros = Tensor::<2>::zeros([self.graphs, width], &rows.device());
+        zeros.select_assign(0, self.graph_of.clone(), rows, IndexingUpdateOp::Add)
+    }
+
+    /// The batch with its message weights replaced by `weights`, `[messages, 1]` (a batch
+    /// without edges stays as it is). An explainer's mask enters the classifier this way.
+    pub fn with_weights(&self, weights: Tensor<2>) -> DeviceBatch {
+        let mut b = self.clone();
+        if let Some(e) = b.edges.as_mut() {
+            e.weights = Some(weights);
+        }
+        b
+    }
 }
 
 #[cfg(test)]

@@ -14,12 +14,17 @@
 //!   runs.
 //! - [`grad`]: the gradient of the logits with respect to the message weights in closed
 //!   form ([`Gnn::trace`], [`Trace`]), what GNNExplainer descends without burn's autodiff tape.
+//! - [`explainable`]: the [`ExplainableModel`] trait, what the learned explainers of
+//!   `fuselage-explain` read from a classifier beyond its probabilities (masked logits, their
+//!   gradient with respect to the message weights, node embeddings), implemented by
+//!   [`GnnClassifier`].
 //! - [`dataset`]: groups from random search on nine zoo networks, labelled by LBDF and BRR at
 //!   five β ([`generate_dataset`]), as JSON lines.
 //! - [`train`](mod@train): the training loop, metrics, learning curves ([`train()`],
 //!   [`Confusion`]).
-//! - [`checkpoint`]: burnpack checkpoints, and the LBDF and BRR classifiers compiled into the
-//!   crate ([`shipped`]).
+//! - [`checkpoint`]: one generic checkpoint, burnpack weights and JSON metadata
+//!   ([`Checkpoint`]), the classifier's on top of it, and the LBDF and BRR classifiers
+//!   compiled into the crate ([`shipped`]).
 //!
 //! ## Backends
 //!
@@ -45,14 +50,15 @@ pub mod checkpoint;
 pub mod compress;
 pub mod dataset;
 mod error;
+pub mod explainable;
 pub mod features;
 pub mod grad;
 pub mod model;
 pub mod train;
 
 pub use checkpoint::{
-    CheckpointMeta, PROBE_BETA, classifier_from_bytes, load_checkpoint, probe, probe_groups,
-    save_checkpoint, shipped, shipped_meta, weights_to_bytes,
+    Checkpoint, CheckpointMeta, PROBE_BETA, classifier_from_bytes, load_checkpoint, probe,
+    probe_groups, save_checkpoint, shipped, shipped_meta, weights_to_bytes,
 };
 pub use compress::CompressedBatch;
 pub use dataset::{
@@ -60,6 +66,7 @@ pub use dataset::{
     PAPER_NETWORKS, Sample, generate_dataset,
 };
 pub use error::{GnnError, Result};
+pub use explainable::ExplainableModel;
 pub use features::{FEATURE_DIM, GraphBatch, GroupGraph};
 /// The built-in cost models, which label the data set (defined in `fuselage-cost`).
 pub use fuselage_cost::CostKind;

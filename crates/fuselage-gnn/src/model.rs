@@ -16,7 +16,9 @@
 //!
 //! [`ValidityModel`] is what the explainers and splitters consume: the probability that a group
 //! is invalid at β. [`GnnClassifier`] implements it with the network; [`ExactValidity`] with a
-//! cost model (probability 0 or 1), the trivial reference.
+//! cost model (probability 0 or 1), the trivial reference. The learned explainers need more
+//! than probabilities; [`ExplainableModel`](crate::ExplainableModel) (in
+//! [`explainable`](crate::explainable)) is that part of [`GnnClassifier`].
 
 use crate::compress::CompressedBatch;
 use crate::error::{GnnError, Result};
@@ -135,9 +137,7 @@ impl Gnn {
 
     /// Sum readout of node embeddings into one row per group, `[groups, hidden]`.
     pub fn readout(&self, h: Tensor<2>, batch: &DeviceBatch) -> Tensor<2> {
-        let [_, width] = h.dims();
-        let zeros = Tensor::<2>::zeros([batch.graphs, width], &h.device());
-        zeros.select_assign(0, batch.graph_of.clone(), h, IndexingUpdateOp::Add)
+        batch.sum_per_group(h)
     }
 
     /// The head: one logit per group from the read-out rows, `[groups]`.
@@ -305,7 +305,7 @@ impl GnnClassifier {
     /// # Errors
     /// [`GnnError::EdgeWeights`] for a weight vector of the wrong length.
     pub fn probabilities(&self, items: &[(&GroupGraph, u64, Option<&[f32]>)]) -> Result<Vec<f32>> {
-        self.forward(items, true)
+        self.run(items, true)
     }
 
     /// The "invalid" logits of encoded groups (as [`probabilities`](Self::probabilities),
@@ -314,14 +314,14 @@ impl GnnClassifier {
     /// # Errors
     /// [`GnnError::EdgeWeights`] for a weight vector of the wrong length.
     pub fn logits(&self, items: &[(&GroupGraph, u64, Option<&[f32]>)]) -> Result<Vec<f32>> {
-        self.forward(items, false)
+        self.run(items, false)
     }
 
     /// Groups are independent, so a batch is cut into chunks of whole groups, balanced, of
     /// at most [`CHUNK_NODES`] nodes where groups allow (a larger group is a chunk of its
     /// own). Each chunk is compressed ([`CompressedBatch`]) and run on a rayon thread. The
     /// chunks depend on the batch alone, never on the number of threads.
-    fn forward(
+    fn run(
         &self,
         items: &[(&GroupGraph, u64, Option<&[f32]>)],
         probabilities: bool,

@@ -124,6 +124,41 @@ fn shipped_checkpoints_reproduce_their_recorded_probabilities() {
 }
 
 #[test]
+fn a_shipped_checkpoint_loaded_and_saved_again_is_the_same_bytes() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("checkpoints");
+    let tmp = std::env::temp_dir().join(format!("fuselage-gnn-bytes-{}", std::process::id()));
+    std::fs::create_dir_all(&tmp).unwrap();
+    for kind in CostKind::ALL {
+        let stem = dir.join(kind.name());
+        let ck = Checkpoint::<CheckpointMeta>::load(&stem).unwrap();
+        assert_eq!(ck.meta, shipped_meta(kind).unwrap());
+        // The weights of the loaded classifier serialise to the file's bytes.
+        let clf = load_checkpoint(&stem, &default_device()).unwrap();
+        assert_eq!(weights_to_bytes(&clf).unwrap(), ck.weights);
+        ck.save(tmp.join("again")).unwrap();
+        let read = |stem: &std::path::Path, ext| std::fs::read(stem.with_extension(ext)).unwrap();
+        assert!(
+            read(&tmp.join("again"), "bpk") == read(&stem, "bpk"),
+            "{kind} weights"
+        );
+        // The same JSON text but for the last digits of floats, which serde_json's parser
+        // rounds (its `float_roundtrip` feature is off).
+        let text = |stem: &std::path::Path| String::from_utf8(read(stem, "json")).unwrap();
+        let skeleton = |s: String| s.replace(|c: char| "0123456789.-+eE".contains(c), "");
+        let (again, shipped) = (text(&tmp.join("again")), text(&stem));
+        assert_eq!(skeleton(again.clone()), skeleton(shipped.clone()), "{kind}");
+        assert_eq!(again.lines().count(), shipped.lines().count());
+    }
+    // A missing checkpoint names its metadata file, which is read first.
+    let err = load_checkpoint(tmp.join("missing"), &default_device()).unwrap_err();
+    assert!(
+        err.to_string()
+            .ends_with("missing.json: No such file or directory (os error 2)")
+    );
+    std::fs::remove_dir_all(&tmp).ok();
+}
+
+#[test]
 fn batched_and_single_predictions_agree_and_edge_weights_matter() {
     let device = default_device();
     let clf = shipped(CostKind::Lbdf, &device).unwrap();

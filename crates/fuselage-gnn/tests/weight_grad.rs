@@ -1,8 +1,13 @@
-//! The closed-form gradient of `fuselage_gnn::grad` against burn's autodiff.
+//! The closed-form gradient of `fuselage_gnn::grad` against burn's autodiff, and the
+//! classifier's `ExplainableModel` answers against the trait's provided ones.
 
 use burn::prelude::*;
 use fuselage_gnn::features::DeviceBatch;
-use fuselage_gnn::{CostKind, GnnClassifier, GraphBatch, GroupGraph, default_device, shipped};
+use fuselage_gnn::{
+    CostKind, ExplainableModel, GnnClassifier, GraphBatch, GroupGraph, ValidityModel,
+    default_device, shipped,
+};
+use fuselage_ir::{Graph, NodeSet};
 use proptest::prelude::*;
 use rand::{RngExt, SeedableRng};
 
@@ -111,4 +116,96 @@ fn a_batch_without_edges_has_no_gradient() {
     assert!(trace.message_weight_grad(tensor(&[1.0], &device)).is_none());
     let z = read(trace.logits());
     assert_eq!(z, read(clf.model.forward(&b)));
+}
+
+/// The classifier with only the required methods of `ExplainableModel`: the provided
+/// `logits` and `message_weight_grad` (autodiff) answer for it.
+struct Plain(GnnClassifier);
+
+impl ValidityModel for Plain {
+    fn name(&self) -> &str {
+        "plain"
+    }
+    fn invalid_probabilities(
+        &self,
+        g: &Graph,
+        groups: &[NodeSet],
+        beta: u64,
+    ) -> fuselage_gnn::Result<Vec<f32>> {
+        self.0.invalid_probabilities(g, groups, beta)
+    }
+}
+
+impl ExplainableModel for Plain {
+    fn cost_kind(&self) -> CostKind {
+        self.0.cost_kind()
+    }
+    fn device(&self) -> &Device {
+        self.0.device()
+    }
+    fn embedding_dim(&self) -> usize {
+        self.0.embedding_dim()
+    }
+    fn embed(&self, batch: &DeviceBatch) -> Tensor<2> {
+        self.0.embed(batch)
+    }
+    fn forward(&self, batch: &DeviceBatch) -> Tensor<1> {
+        self.0.forward(batch)
+    }
+}
+
+#[test]
+fn the_provided_answers_match_the_classifiers_own() {
+    let device = default_device();
+    let clf = shipped(CostKind::Brr, &device).unwrap();
+    let plain = Plain(clf.clone());
+    let g = fuselage_zoo::build("resnet50").unwrap();
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
+    let groups: Vec<GroupGraph> = (0..3)
+        .map(|i| {
+            let s = fuselage_ir::sample::random_group(&g, 8 + 6 * i, &mut rng);
+            GroupGraph::new(&g, &s).unwrap()
+        })
+        .collect();
+    let masks: Vec<Vec<f32>> = groups
+        .iter()
+        .map(|gg| {
+            gg.edges
+                .iter()
+                .map(|_| rng.random_range(0.0..1.0))
+                .collect()
+        })
+        .collect();
+    let items: Vec<_> = groups
+        .iter()
+        .zip(&masks)
+        .enumerate()
+        .map(|(i, (gg, m))| (gg, 128 * 1024, (i > 0).then_some(m.as_slice())))
+        .collect();
+    // Logits: one plain forward pass against the compressed, chunked inference.
+    assert_close(
+        &ExplainableModel::logits(&clf, &items).unwrap(),
+        &plain.logits(&items).unwrap(),
+        "logits",
+    );
+    // The gradient: the closed form against autodiff, with a loss that reads the logits.
+    let mut batch = GraphBatch::new();
+    for (gg, beta, w) in &items {
+        batch.push(gg, *beta as f64, *w).unwrap();
+    }
+    let b = batch.to_device(&device);
+    let mut seen = Vec::new();
+    let mut dloss = |z: &[f32]| {
+        seen.push(z.to_vec());
+        z.iter().map(|z| z.tanh()).collect()
+    };
+    let ours = read(clf.message_weight_grad(&b, &mut dloss).unwrap().unwrap());
+    let provided = read(plain.message_weight_grad(&b, &mut dloss).unwrap().unwrap());
+    assert_close(&seen[0], &seen[1], "logits given to the loss");
+    assert_close(&ours, &provided, "gradient");
+    assert!(provided.iter().any(|x| x.abs() > 1e-6));
+    // A loss gradient of the wrong length is an error, not a panic.
+    for m in [&clf as &dyn ExplainableModel, &plain] {
+        assert!(m.message_weight_grad(&b, &mut |_| vec![1.0]).is_err());
+    }
 }

@@ -1,19 +1,28 @@
 //! Saving and loading the trained explainers (PG, RG), and the ones shipped with the crate.
 //!
-//! A checkpoint is `<stem>.bpk` (the module's weights as a burnpack record, burn's own format)
-//! and `<stem>.json` ([`ExplainerMeta`]: which explainer, for which classifier, its settings,
-//! its training report and the scores it gave a fixed probe set, so that a load can be checked
-//! to reproduce them). The shipped LBDF and BRR checkpoints under
-//! `crates/fuselage-explain/checkpoints/` are compiled into the crate.
+//! ## Design
+//!
+//! A checkpoint is `fuselage-gnn`'s generic file pair ([`Checkpoint`]): `<stem>.bpk`, the
+//! explainer's network as a burnpack record, and `<stem>.json`, an [`ExplainerMeta`] (which
+//! explainer, for which classifier, its settings, its training report and the scores it gave a
+//! fixed probe set, so that a load can be checked to reproduce them). The classifier's
+//! checkpoints are the same pair with other metadata, so both crates share one reader and one
+//! writer.
+//!
+//! PG and RG differ only in their network and settings. Each says what it is through
+//! [`Trained`]; [`save`], [`load`] and [`shipped`] are written once over it. The shipped LBDF
+//! and BRR checkpoints under `crates/fuselage-explain/checkpoints/` are compiled into the
+//! crate.
 
+use super::probe_scores;
 use crate::ExplainerKind;
 use crate::error::{ExplainError, Result};
 use burn::module::Module;
-use burn::store::ModuleRecord;
-use burn::tensor::Bytes;
-use fuselage_gnn::{CostKind, GnnClassifier};
+use burn::prelude::Device;
+use fuselage_gnn::{Checkpoint, CostKind, ExplainableModel, GnnError, GroupGraph};
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// What an explainer checkpoint says about itself.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -26,68 +35,119 @@ pub struct ExplainerMeta {
     pub config: serde_json::Value,
     /// The training report, as JSON.
     pub report: serde_json::Value,
-    /// The edge scores it gave the probe groups ([`super::probe_set`]) when saved.
+    /// The edge scores it gave the probe groups ([`probe_scores`]) when saved.
     pub probe: Vec<Vec<f32>>,
 }
 
-pub(crate) fn module_bytes<M: Module>(m: &M) -> Result<Vec<u8>> {
-    let bytes = m
-        .clone()
-        .into_record()
-        .into_bytes()
-        .map_err(|e| ExplainError::Checkpoint(e.to_string()))?;
-    Ok(bytes.to_vec())
+/// A learned explainer with a network of its own over a classifier `M`: what [`save`],
+/// [`load`] and [`shipped`] need to know of it.
+pub(crate) trait Trained<M: ExplainableModel>: Sized {
+    /// Which explainer it is.
+    const KIND: ExplainerKind;
+    /// Its settings, stored as JSON in the metadata.
+    type Config: Copy + Serialize + DeserializeOwned;
+    /// Its network, stored as the weights.
+    type Net: Module;
+
+    /// A fresh network for `clf` with `config`, on `device`.
+    fn init_net(clf: &M, config: &Self::Config, device: &Device) -> Self::Net;
+
+    /// The explainer from its parts.
+    fn assemble(clf: M, net: Self::Net, config: Self::Config) -> Self;
+
+    /// Its classifier, network and settings.
+    fn parts(&self) -> (&M, &Self::Net, &Self::Config);
+
+    /// Its edge scores of an encoded group at `beta_bytes` (what the probe records).
+    fn edge_scores(&self, gg: &GroupGraph, beta_bytes: u64) -> Result<Vec<f32>>;
 }
 
-pub(crate) fn module_from_bytes<M: Module>(init: M, bytes: &[u8], what: &str) -> Result<M> {
-    if bytes.is_empty() {
-        return Err(ExplainError::Checkpoint(format!(
-            "no weights for {what} (not trained yet?)"
-        )));
-    }
-    let record = ModuleRecord::from_bytes(Bytes::from_bytes_vec(bytes.to_vec()))
-        .map_err(|e| ExplainError::Checkpoint(format!("{what}: {e}")))?;
-    init.try_load_record(record)
-        .map_err(|e| ExplainError::Checkpoint(format!("{what}: {e}")))
-}
-
-pub(crate) fn with_ext(stem: &Path, ext: &str) -> PathBuf {
-    let mut s = stem.as_os_str().to_owned();
-    s.push(".");
-    s.push(ext);
-    PathBuf::from(s)
-}
-
+/// Saves `x` as `<stem>.bpk` and `<stem>.json` with its training report.
 #[allow(
     clippy::expect_used,
-    reason = "serde_json serialises this plain struct without error"
+    reason = "serde_json serialises these plain structs and floats (NaN becomes null) without error"
 )]
-pub(crate) fn write(stem: &Path, weights: &[u8], meta: &ExplainerMeta) -> Result<()> {
-    let io = |p: &Path, e: std::io::Error| {
-        ExplainError::Checkpoint(format!("writing {}: {e}", p.display()))
+pub(crate) fn save<M: ExplainableModel, T: Trained<M>>(
+    x: &T,
+    stem: &Path,
+    report: &impl Serialize,
+) -> Result<()> {
+    let (clf, net, config) = x.parts();
+    let meta = ExplainerMeta {
+        explainer: T::KIND,
+        cost_model: clf.cost_kind(),
+        config: serde_json::to_value(config).expect("config serialises"),
+        report: serde_json::to_value(report).expect("report serialises"),
+        probe: probe_scores(|gg, beta| x.edge_scores(gg, beta))?,
     };
-    let w = with_ext(stem, "bpk");
-    std::fs::write(&w, weights).map_err(|e| io(&w, e))?;
-    let m = with_ext(stem, "json");
-    let json = serde_json::to_string_pretty(meta).expect("metadata serialises") + "\n";
-    std::fs::write(&m, json).map_err(|e| io(&m, e))
+    Checkpoint::new(net, meta)
+        .and_then(|ck| ck.save(stem))
+        .map_err(|e| checkpoint_error("writing", e))
 }
 
-pub(crate) fn read(stem: &Path) -> Result<(Vec<u8>, ExplainerMeta)> {
-    let io = |p: &Path, e: std::io::Error| {
-        ExplainError::Checkpoint(format!("reading {}: {e}", p.display()))
-    };
-    let m = with_ext(stem, "json");
-    let json = std::fs::read_to_string(&m).map_err(|e| io(&m, e))?;
-    let meta = parse_meta(&json, &m.display().to_string())?;
-    let w = with_ext(stem, "bpk");
-    let weights = std::fs::read(&w).map_err(|e| io(&w, e))?;
-    Ok((weights, meta))
+/// Loads a checkpoint written by [`save`] for `clf`.
+pub(crate) fn load<M: ExplainableModel, T: Trained<M>>(stem: &Path, clf: M) -> Result<T> {
+    let ck = Checkpoint::load(stem).map_err(|e| checkpoint_error("reading", e))?;
+    from_checkpoint(clf, ck)
 }
 
-pub(crate) fn parse_meta(json: &str, path: &str) -> Result<ExplainerMeta> {
-    serde_json::from_str(json)
-        .map_err(|e| ExplainError::Checkpoint(format!("{path}: line {}: {e}", e.line())))
+/// The explainer of type `T` shipped for `clf`'s cost model.
+pub(crate) fn shipped<M: ExplainableModel, T: Trained<M>>(clf: M) -> Result<T> {
+    let (which, kind) = (T::KIND, clf.cost_kind());
+    let (w, m) = match (which, kind) {
+        (ExplainerKind::Pg, CostKind::Lbdf) => PG_LBDF,
+        (ExplainerKind::Pg, CostKind::Brr) => PG_BRR,
+        (ExplainerKind::Rg, CostKind::Lbdf) => RG_LBDF,
+        (ExplainerKind::Rg, CostKind::Brr) => RG_BRR,
+        _ => {
+            return Err(ExplainError::Checkpoint(format!(
+                "no shipped explainer {which}"
+            )));
+        }
+    };
+    if m.trim().is_empty() {
+        return Err(ExplainError::Checkpoint(format!(
+            "the {which} explainer for {} was not trained yet",
+            kind.name()
+        )));
+    }
+    let path = format!("checkpoints/{which}_{}.json", kind.name());
+    let ck = Checkpoint::from_parts(w, m, &path).map_err(|e| checkpoint_error("reading", e))?;
+    from_checkpoint(clf, ck)
+}
+
+/// The explainer of a checkpoint, checked to be a `T` for `clf`'s cost model.
+fn from_checkpoint<M: ExplainableModel, T: Trained<M>>(
+    clf: M,
+    ck: Checkpoint<ExplainerMeta>,
+) -> Result<T> {
+    let meta = &ck.meta;
+    let which = T::KIND;
+    if meta.explainer != which || meta.cost_model != clf.cost_kind() {
+        return Err(ExplainError::Checkpoint(format!(
+            "a {} checkpoint for {} cannot explain the {} classifier as {which}",
+            meta.explainer,
+            meta.cost_model,
+            clf.cost_kind()
+        )));
+    }
+    let config: T::Config = serde_json::from_value(meta.config.clone())
+        .map_err(|e| ExplainError::Checkpoint(format!("{which} settings: {e}")))?;
+    let init = T::init_net(&clf, &config, clf.device());
+    let net = ck
+        .module(init, &format!("the {which} explainer"))
+        .map_err(|e| checkpoint_error("reading", e))?;
+    Ok(T::assemble(clf, net, config))
+}
+
+/// A checkpoint error of `fuselage-gnn` as this crate's [`ExplainError::Checkpoint`]: a file
+/// that cannot be read or written says which (`doing`, `reading` or `writing`) and names it.
+fn checkpoint_error(doing: &str, e: GnnError) -> ExplainError {
+    ExplainError::Checkpoint(match e {
+        GnnError::Io { path, error } => format!("{doing} {path}: {error}"),
+        GnnError::Checkpoint(m) => m,
+        other => other.to_string(),
+    })
 }
 
 const PG_LBDF: (&[u8], &str) = (
@@ -106,32 +166,3 @@ const RG_BRR: (&[u8], &str) = (
     include_bytes!("../../checkpoints/rg_brr.bpk"),
     include_str!("../../checkpoints/rg_brr.json"),
 );
-
-/// The shipped weights and metadata of explainer `which` (`pg`, `rg`) for `clf`'s cost model.
-pub(crate) fn shipped(
-    which: ExplainerKind,
-    clf: &GnnClassifier,
-) -> Result<(&'static [u8], ExplainerMeta)> {
-    let kind = clf.cost_model;
-    let (w, m) = match (which, kind) {
-        (ExplainerKind::Pg, CostKind::Lbdf) => PG_LBDF,
-        (ExplainerKind::Pg, CostKind::Brr) => PG_BRR,
-        (ExplainerKind::Rg, CostKind::Lbdf) => RG_LBDF,
-        (ExplainerKind::Rg, CostKind::Brr) => RG_BRR,
-        _ => {
-            return Err(ExplainError::Checkpoint(format!(
-                "no shipped explainer {which}"
-            )));
-        }
-    };
-    if m.trim().is_empty() {
-        return Err(ExplainError::Checkpoint(format!(
-            "the {which} explainer for {} was not trained yet",
-            kind.name()
-        )));
-    }
-    Ok((
-        w,
-        parse_meta(m, &format!("checkpoints/{which}_{}.json", kind.name()))?,
-    ))
-}

@@ -2,7 +2,7 @@
 
 use crate::error::{ExplainError, Result};
 use fuselage_cost::CostConfig;
-use fuselage_gnn::{BETAS_KIB, GnnClassifier, GroupGraph, HELD_OUT_NETWORKS, PAPER_NETWORKS};
+use fuselage_gnn::{BETAS_KIB, ExplainableModel, GroupGraph, HELD_OUT_NETWORKS, PAPER_NETWORKS};
 use fuselage_ir::{Graph, NodeSet, sample};
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -80,8 +80,8 @@ impl ExplainSet {
     ///
     /// # Errors
     /// [`ExplainError::Config`] for an unknown network; classifier errors.
-    pub fn collect(cfg: &ExplainSetConfig, clf: &GnnClassifier) -> Result<Self> {
-        let kind = clf.cost_model;
+    pub fn collect<M: ExplainableModel + ?Sized>(cfg: &ExplainSetConfig, clf: &M) -> Result<Self> {
+        let kind = clf.cost_kind();
         if cfg.betas_kib.is_empty() || cfg.max_nodes < cfg.min_nodes.max(2) {
             return Err(ExplainError::Config(
                 "an explain set needs a β and max_nodes ≥ min_nodes ≥ 2".into(),

@@ -1,17 +1,13 @@
 //! [`GnnExplainer`] (Ying et al. 2019): a soft edge mask learnt per instance.
 
-use super::{
-    device_batch, host, keep_verdict_scale, mask_entropy_grad, message_weights, with_weights,
-};
+use super::{device_batch, host, keep_verdict_scale, mask_entropy_grad, message_weights};
 use crate::error::{ExplainError, Result};
-use crate::explainer::Explainer;
-use crate::explanation::{Explanation, Selection, group_edges};
+use crate::explanation::Selection;
 use burn::optim::{AdamConfig, Optimizer, SgdConfig};
 use burn::prelude::*;
 use burn::tensor::activation::sigmoid;
 use fuselage_gnn::features::DeviceBatch;
-use fuselage_gnn::{GnnClassifier, GroupGraph};
-use fuselage_ir::{Graph, NodeSet};
+use fuselage_gnn::{ExplainableModel, GnnClassifier, GroupGraph};
 use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
 use rand_distr::StandardNormal;
@@ -89,7 +85,8 @@ fn one() -> f32 {
     1.0
 }
 
-/// GNNExplainer over a GNN classifier: for each group, a soft mask `σ(m_e)` on its edges'
+/// GNNExplainer over a classifier (any [`ExplainableModel`], by default the shipped
+/// [`GnnClassifier`]): for each group, a soft mask `σ(m_e)` on its edges'
 /// messages is optimised to keep the classifier's verdict while staying small and nearly binary:
 ///
 /// `L(m) = softplus(−sign(z₀)·z(σ(m))/T) + α·Σ σ(m) + γ·H(σ(m))`
@@ -102,23 +99,24 @@ fn one() -> f32 {
 /// and `σ = √2·√(2/2n)` for n nodes, drawn from the caller's rng; the scores are `σ(m)` after
 /// the last step.
 ///
-/// Complexity: `epochs` forward passes of the classifier over the group, each followed by the
-/// closed-form gradient with respect to its message weights ([`fuselage_gnn::Trace`]). That
-/// gradient costs about one more forward pass and needs no autodiff tape. It equals burn's
-/// autodiff (fuselage-gnn's `tests/weight_grad.rs`).
-pub struct GnnExplainer {
-    clf: GnnClassifier,
+/// Complexity: `epochs` forward passes of the classifier over the group, each followed by its
+/// gradient with respect to the message weights
+/// ([`ExplainableModel::message_weight_grad`]). The shipped classifier computes it in closed
+/// form ([`fuselage_gnn::Trace`]), at about the cost of one more forward pass and without an
+/// autodiff tape; it equals burn's autodiff (fuselage-gnn's `tests/weight_grad.rs`).
+pub struct GnnExplainer<M = GnnClassifier> {
+    clf: M,
     config: GnnExplainerConfig,
 }
 
-impl GnnExplainer {
+impl<M: ExplainableModel> GnnExplainer<M> {
     /// GNNExplainer over `clf` with the default settings.
-    pub fn new(clf: GnnClassifier) -> Self {
+    pub fn new(clf: M) -> Self {
         Self::with_config(clf, GnnExplainerConfig::default())
     }
 
     /// GNNExplainer over `clf` with `config`.
-    pub fn with_config(clf: GnnClassifier, config: GnnExplainerConfig) -> Self {
+    pub fn with_config(clf: M, config: GnnExplainerConfig) -> Self {
         GnnExplainer { clf, config }
     }
 
@@ -149,12 +147,12 @@ impl GnnExplainer {
             1
         };
         let batch = device_batch(&self.clf, &vec![(gg, beta_bytes); copies])?;
-        let z0 = host(self.clf.model.forward(&batch))?[0];
+        let z0 = host(self.clf.forward(&batch))?[0];
         let std = 2f32.sqrt() * (2.0 / (2.0 * gg.len() as f32)).sqrt();
         let init: Vec<f32> = (0..e)
             .map(|_| self.config.init_mean + rng.sample::<f32, _>(StandardNormal) * std)
             .collect();
-        let logits = Tensor::<1>::from_data(TensorData::new(init, [e]), &self.clf.device);
+        let logits = Tensor::<1>::from_data(TensorData::new(init, [e]), self.clf.device());
         let logits = match self.config.optimizer {
             MaskOptimizer::Sgd => self.descend(SgdConfig::new().build(), logits, &batch, z0)?,
             MaskOptimizer::Adam => self.descend(AdamConfig::new().build(), logits, &batch, z0)?,
@@ -162,12 +160,9 @@ impl GnnExplainer {
         host(sigmoid(logits))
     }
 
-    /// `epochs` steps of `optim` on the mask logits. Each step is one [`Gnn::trace`] of the
-    /// masked batch and its closed-form gradient
-    /// ([`Trace::message_weight_grad`](fuselage_gnn::Trace::message_weight_grad)); the
-    /// regularisers' gradients are analytic.
-    ///
-    /// [`Gnn::trace`]: fuselage_gnn::Gnn::trace
+    /// `epochs` steps of `optim` on the mask logits. Each step is one gradient of the masked
+    /// batch's logit with respect to its message weights
+    /// ([`ExplainableModel::message_weight_grad`]); the regularisers' gradients are analytic.
     fn descend<O: Optimizer>(
         &self,
         optim: O,
@@ -196,19 +191,19 @@ impl GnnExplainer {
             let rest = message_weights(m.clone().neg().add_scalar(1.0));
             weights = Tensor::cat(vec![weights, rest], 0);
         }
-        let masked = with_weights(batch, weights);
-        let trace = self.clf.model.trace(&masked);
-        let z = host(trace.logits())?;
-        // keep_verdict_loss(z) = softplus(s·z): ∂/∂z = s·σ(s·z).
         let s = keep_verdict_scale(z0);
-        let mut dz = vec![s * logistic(s * z[0])];
-        if twice {
-            // w·softplus(−s·z₁): ∂/∂z₁ = −w·s·σ(−s·z₁).
-            dz.push(-self.config.counterfactual_weight * s * logistic(-s * z[1]));
-        }
-        let dz = Tensor::<1>::from_data(TensorData::new(dz, [batch.graphs]), &self.clf.device);
-        let d_w = trace
-            .message_weight_grad(dz)
+        let cf = self.config.counterfactual_weight;
+        let d_w = self
+            .clf
+            .message_weight_grad(&batch.with_weights(weights), &mut |z| {
+                // keep_verdict_loss(z) = softplus(s·z): ∂/∂z = s·σ(s·z).
+                let mut dz = vec![s * logistic(s * z[0])];
+                if twice {
+                    // w·softplus(−s·z₁): ∂/∂z₁ = −w·s·σ(−s·z₁).
+                    dz.push(-cf * s * logistic(-s * z[1]));
+                }
+                dz
+            })?
             .ok_or_else(|| ExplainError::Config("a group with edges has no messages".into()))?;
         // Both directions of an edge carry its mask value; the second copy carries 1 − m.
         let d_w = d_w
@@ -227,31 +222,9 @@ impl GnnExplainer {
     }
 }
 
-impl Explainer for GnnExplainer {
-    fn name(&self) -> &str {
-        "gnne"
-    }
-
-    fn explain(
-        &self,
-        g: &Graph,
-        group: &NodeSet,
-        beta_bytes: u64,
-        rng: &mut ChaCha8Rng,
-    ) -> Result<Explanation> {
-        let (order, edges) = group_edges(g, group)?;
-        let gg = GroupGraph::new(g, group)?;
-        let scores = self.mask(&gg, beta_bytes, rng)?;
-        Explanation::from_scores(
-            self.name(),
-            &order,
-            edges,
-            scores,
-            None,
-            &self.config.selection,
-        )
-    }
-}
+learned_explainer!(GnnExplainer = "gnne", |x, gg, beta, rng| {
+    Ok((x.mask(gg, beta, rng)?, None))
+});
 
 /// The logistic function on the host.
 fn logistic(x: f32) -> f32 {
@@ -271,7 +244,7 @@ mod tests {
         batch: &DeviceBatch,
         z0: f32,
     ) -> Vec<f32> {
-        let ad = x.clf.device.clone().autodiff();
+        let ad = x.clf.device().clone().autodiff();
         let e = logits.len();
         let l = Tensor::<1>::from_data(TensorData::new(logits.to_vec(), [e]), &ad).require_grad();
         let m = sigmoid(l.clone());
@@ -284,14 +257,13 @@ mod tests {
                 ],
                 0,
             );
-            let z = x.clf.model.forward(&with_weights(batch, w));
+            let z = x.clf.forward(&batch.with_weights(w));
             keep_verdict_loss(z.clone().narrow(0, 0, 1), &[z0])
                 + keep_verdict_loss(z.narrow(0, 1, 1).neg(), &[z0]).mul_scalar(cf)
         } else {
             let z = x
                 .clf
-                .model
-                .forward(&with_weights(batch, message_weights(m.clone())));
+                .forward(&batch.with_weights(message_weights(m.clone())));
             keep_verdict_loss(z, &[z0])
         };
         let loss = prediction
@@ -321,7 +293,7 @@ mod tests {
                     let copies = if cf > 0.0 { 2 } else { 1 };
                     let beta = fuselage_gnn::PROBE_BETA;
                     let batch = device_batch(&clf, &vec![(&gg, beta); copies]).unwrap();
-                    let z0 = host(clf.model.forward(&batch)).unwrap()[0];
+                    let z0 = host(clf.forward(&batch)).unwrap()[0];
                     let logits: Vec<f32> = (0..gg.edges.len())
                         .map(|_| rng.sample::<f32, _>(StandardNormal) * 2.0)
                         .collect();

@@ -16,7 +16,7 @@ use super::ExplainSet;
 use crate::error::{ExplainError, Result};
 use crate::explainer::Explainer;
 use fuselage_cost::{CostConfig, CostModel};
-use fuselage_gnn::{GnnClassifier, GroupGraph};
+use fuselage_gnn::{ExplainableModel, GroupGraph};
 use fuselage_ir::order::GroupOrder;
 use fuselage_ir::sample::components;
 use fuselage_ir::{Graph, NodeSet};
@@ -56,8 +56,8 @@ pub struct ExplainerMetrics {
 ///
 /// # Errors
 /// Classifier errors.
-pub fn fidelity(
-    clf: &GnnClassifier,
+pub fn fidelity<M: ExplainableModel + ?Sized>(
+    clf: &M,
     gg: &GroupGraph,
     beta_bytes: u64,
     selected: &[f32],
@@ -75,7 +75,12 @@ struct Fidelity {
 }
 
 impl Fidelity {
-    fn of(clf: &GnnClassifier, gg: &GroupGraph, beta_bytes: u64, selected: &[f32]) -> Result<Self> {
+    fn of<M: ExplainableModel + ?Sized>(
+        clf: &M,
+        gg: &GroupGraph,
+        beta_bytes: u64,
+        selected: &[f32],
+    ) -> Result<Self> {
         let removed: Vec<f32> = selected.iter().map(|s| 1.0 - s).collect();
         let z = clf.logits(&[
             (gg, beta_bytes, None),
@@ -109,13 +114,14 @@ fn worst_part(model: &dyn CostModel, g: &Graph, set: &NodeSet) -> Result<(u64, b
 }
 
 /// Scores `explainer` on every instance of `set` (instance `i` explained with seed
-/// `seed + i`), fidelity read from `clf`, cuts judged by the exact cost model `clf` imitates.
+/// `seed + i`), fidelity read from `clf` (any [`ExplainableModel`]), cuts judged by the exact
+/// cost model `clf` imitates.
 ///
 /// # Errors
 /// [`ExplainError::Config`] for an empty set; the explainer's and the models' errors.
-pub fn evaluate_explainer(
+pub fn evaluate_explainer<M: ExplainableModel + ?Sized>(
     explainer: &dyn Explainer,
-    clf: &GnnClassifier,
+    clf: &M,
     set: &ExplainSet,
     seed: u64,
 ) -> Result<ExplainerMetrics> {
@@ -124,7 +130,7 @@ pub fn evaluate_explainer(
             "no groups to score explanations on".into(),
         ));
     }
-    let kind = clf.cost_model;
+    let kind = clf.cost_kind();
     let (mut fp, mut fm, mut sp, mut lowers, mut valid, mut secs) = (0.0, 0.0, 0.0, 0, 0, 0.0);
     let (mut zp, mut zm) = (0.0, 0.0);
     for (i, inst) in set.instances.iter().enumerate() {

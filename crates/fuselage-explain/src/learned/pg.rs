@@ -1,22 +1,17 @@
 //! [`PgExplainer`] (Luo et al. 2020): an edge MLP over the classifier's embeddings, trained
 //! across groups.
 
-use super::checkpoint::{self, ExplainerMeta};
-use super::{
-    ExplainSet, device_batch, host, keep_verdict_loss, mask_entropy, message_weights, probe_scores,
-    with_weights,
-};
+use super::checkpoint::{self, Trained};
+use super::{ExplainSet, device_batch, host, keep_verdict_loss, mask_entropy, message_weights};
 use crate::ExplainerKind;
 use crate::error::{ExplainError, Result};
-use crate::explainer::Explainer;
-use crate::explanation::{Explanation, Selection, group_edges};
+use crate::explanation::Selection;
 use burn::nn::{LayerNorm, LayerNormConfig, Linear, LinearConfig};
 use burn::optim::{AdamConfig, GradientsParams};
 use burn::prelude::*;
 use burn::tensor::activation::{relu, sigmoid};
 use fuselage_gnn::features::DeviceBatch;
-use fuselage_gnn::{GnnClassifier, GroupGraph};
-use fuselage_ir::{Graph, NodeSet};
+use fuselage_gnn::{ExplainableModel, GnnClassifier, GroupGraph};
 use rand::seq::SliceRandom;
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -142,16 +137,16 @@ impl EdgeIndex {
     }
 }
 
-/// Node embeddings (`ln(1 + h)` of the classifier's last layer) and their mean per group.
-pub(crate) fn embeddings(
-    clf: &GnnClassifier,
+/// Node embeddings (`ln(1 + h)` of the classifier's) and their mean per group.
+pub(crate) fn embeddings<M: ExplainableModel>(
+    clf: &M,
     batch: &DeviceBatch,
     idx: &EdgeIndex,
 ) -> (Tensor<2>, Tensor<2>) {
     // ReLU embeddings grow with the group; log1p keeps their order and tames the scale for
     // the MLPs, element by element (so a batch gives each group what it gets alone).
-    let emb = clf.model.embed(batch).log1p();
-    let graph_emb = clf.model.readout(emb.clone(), batch) / idx.counts.clone();
+    let emb = clf.embed(batch).log1p();
+    let graph_emb = batch.sum_per_group(emb.clone()) / idx.counts.clone();
     (emb, graph_emb)
 }
 
@@ -179,25 +174,26 @@ pub struct PgReport {
     pub seconds: f64,
 }
 
-/// PGExplainer over a GNN classifier: an MLP reads the classifier's embeddings of each edge's
+/// PGExplainer over a classifier (any [`ExplainableModel`], by default the shipped
+/// [`GnnClassifier`]): an MLP reads the classifier's embeddings of each edge's
 /// endpoints and of the group (mean of its nodes) and gives the edge's logit; the scores are
 /// the logits' sigmoid (see [`PgExplainer::scores`]). Trained across many groups
 /// ([`PgExplainer::train`]) with a concrete relaxation, `σ((log ε − log(1−ε) + ω)/τ)`, to keep
 /// the classifier's verdict with a small, nearly binary mask; explaining is then one forward
 /// pass.
-pub struct PgExplainer {
-    clf: GnnClassifier,
+pub struct PgExplainer<M = GnnClassifier> {
+    clf: M,
     mlp: EdgeMlp,
     config: PgConfig,
 }
 
-impl PgExplainer {
+impl<M: ExplainableModel> PgExplainer<M> {
     /// Trains an explainer for `clf` on `set`'s groups, calling `progress` after each epoch.
     ///
     /// # Errors
     /// [`ExplainError::Config`] for an empty set or zero epochs or batch size; classifier errors.
     pub fn train(
-        clf: GnnClassifier,
+        clf: M,
         set: &ExplainSet,
         config: PgConfig,
         mut progress: impl FnMut(&PgEpoch),
@@ -209,9 +205,9 @@ impl PgExplainer {
             ));
         }
         let start = Instant::now();
-        let ad = clf.device.clone().autodiff();
+        let ad = clf.device().clone().autodiff();
         ad.seed(config.seed);
-        let mut mlp = EdgeMlp::init(clf.config.hidden, config.hidden, &ad);
+        let mut mlp = Self::init_net(&clf, &config, &ad);
         let mut optim = AdamConfig::new().init();
         let mut rng = ChaCha8Rng::seed_from_u64(config.seed ^ 0x9e);
         let mut order: Vec<usize> = (0..set.instances.len()).collect();
@@ -227,7 +223,7 @@ impl PgExplainer {
                 let ggs: Vec<&GroupGraph> = insts.iter().map(|i| &i.encoded).collect();
                 let items: Vec<_> = insts.iter().map(|i| (&i.encoded, i.beta_bytes)).collect();
                 let batch = device_batch(&clf, &items)?;
-                let idx = EdgeIndex::new(&ggs, &clf.device);
+                let idx = EdgeIndex::new(&ggs, clf.device());
                 let (emb, graph_emb) = embeddings(&clf, &batch, &idx);
                 let logits = mlp.forward(emb, graph_emb, &idx);
                 let [e] = logits.dims();
@@ -242,9 +238,7 @@ impl PgExplainer {
                     .collect();
                 let noise = Tensor::<1>::from_data(TensorData::new(noise, [e]), &ad);
                 let gate = sigmoid((logits + noise).div_scalar(tau));
-                let z = clf
-                    .model
-                    .forward(&with_weights(&batch, message_weights(gate.clone())));
+                let z = clf.forward(&batch.with_weights(message_weights(gate.clone())));
                 let z0: Vec<f32> = insts.iter().map(|i| i.logit).collect();
                 let groups = insts.len() as f32;
                 let loss = keep_verdict_loss(z, &z0).div_scalar(groups)
@@ -289,7 +283,7 @@ impl PgExplainer {
             return Ok(Vec::new());
         }
         let batch = device_batch(&self.clf, &[(gg, beta_bytes)])?;
-        let idx = EdgeIndex::new(&[gg], &self.clf.device);
+        let idx = EdgeIndex::new(&[gg], self.clf.device());
         let (emb, graph_emb) = embeddings(&self.clf, &batch, &idx);
         let logits = self.mlp.forward(emb, graph_emb, &idx);
         host(sigmoid(logits.div_scalar(self.config.temperature.0)))
@@ -299,42 +293,38 @@ impl PgExplainer {
     ///
     /// # Errors
     /// [`ExplainError::Checkpoint`].
-    #[allow(
-        clippy::expect_used,
-        reason = "serde_json serialises these plain structs and floats (NaN becomes null) without error"
-    )]
     pub fn save(&self, stem: impl AsRef<Path>, report: &PgReport) -> Result<()> {
-        let meta = ExplainerMeta {
-            explainer: ExplainerKind::Pg,
-            cost_model: self.clf.cost_model,
-            config: serde_json::to_value(self.config).expect("config serialises"),
-            report: serde_json::to_value(report).expect("report serialises"),
-            probe: probe_scores(|gg, beta| self.scores(gg, beta))?,
-        };
-        checkpoint::write(stem.as_ref(), &checkpoint::module_bytes(&self.mlp)?, &meta)
-    }
-
-    fn from_parts(clf: GnnClassifier, weights: &[u8], meta: &ExplainerMeta) -> Result<Self> {
-        if meta.explainer != ExplainerKind::Pg || meta.cost_model != clf.cost_model {
-            return Err(ExplainError::Checkpoint(format!(
-                "a {} checkpoint for {} cannot explain the {} classifier as pg",
-                meta.explainer, meta.cost_model, clf.cost_model
-            )));
-        }
-        let config: PgConfig = serde_json::from_value(meta.config.clone())
-            .map_err(|e| ExplainError::Checkpoint(format!("pg settings: {e}")))?;
-        let init = EdgeMlp::init(clf.config.hidden, config.hidden, &clf.device);
-        let mlp = checkpoint::module_from_bytes(init, weights, "the pg explainer")?;
-        Ok(PgExplainer { clf, mlp, config })
+        checkpoint::save(self, stem.as_ref(), report)
     }
 
     /// Loads a checkpoint written by [`save`](Self::save) for `clf`.
     ///
     /// # Errors
     /// [`ExplainError::Checkpoint`] for missing or mismatched files.
-    pub fn load(stem: impl AsRef<Path>, clf: GnnClassifier) -> Result<Self> {
-        let (weights, meta) = checkpoint::read(stem.as_ref())?;
-        Self::from_parts(clf, &weights, &meta)
+    pub fn load(stem: impl AsRef<Path>, clf: M) -> Result<Self> {
+        checkpoint::load(stem.as_ref(), clf)
+    }
+}
+
+impl<M: ExplainableModel> Trained<M> for PgExplainer<M> {
+    const KIND: ExplainerKind = ExplainerKind::Pg;
+    type Config = PgConfig;
+    type Net = EdgeMlp;
+
+    fn init_net(clf: &M, config: &PgConfig, device: &Device) -> EdgeMlp {
+        EdgeMlp::init(clf.embedding_dim(), config.hidden, device)
+    }
+
+    fn assemble(clf: M, mlp: EdgeMlp, config: PgConfig) -> Self {
+        PgExplainer { clf, mlp, config }
+    }
+
+    fn parts(&self) -> (&M, &EdgeMlp, &PgConfig) {
+        (&self.clf, &self.mlp, &self.config)
+    }
+
+    fn edge_scores(&self, gg: &GroupGraph, beta_bytes: u64) -> Result<Vec<f32>> {
+        self.scores(gg, beta_bytes)
     }
 }
 
@@ -342,33 +332,10 @@ impl PgExplainer {
 ///
 /// # Errors
 /// [`ExplainError::Checkpoint`] if none was shipped or it does not fit `clf`.
-pub fn shipped_pg(clf: GnnClassifier) -> Result<PgExplainer> {
-    let (w, meta) = checkpoint::shipped(ExplainerKind::Pg, &clf)?;
-    PgExplainer::from_parts(clf, w, &meta)
+pub fn shipped_pg<M: ExplainableModel>(clf: M) -> Result<PgExplainer<M>> {
+    checkpoint::shipped(clf)
 }
 
-impl Explainer for PgExplainer {
-    fn name(&self) -> &str {
-        "pg"
-    }
-
-    fn explain(
-        &self,
-        g: &Graph,
-        group: &NodeSet,
-        beta_bytes: u64,
-        _rng: &mut ChaCha8Rng,
-    ) -> Result<Explanation> {
-        let (order, edges) = group_edges(g, group)?;
-        let gg = GroupGraph::new(g, group)?;
-        let scores = self.scores(&gg, beta_bytes)?;
-        Explanation::from_scores(
-            self.name(),
-            &order,
-            edges,
-            scores,
-            None,
-            &self.config.selection,
-        )
-    }
-}
+learned_explainer!(PgExplainer = "pg", |x, gg, beta, _rng| {
+    Ok((x.scores(gg, beta)?, None))
+});

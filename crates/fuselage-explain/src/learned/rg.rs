@@ -1,19 +1,18 @@
 //! [`RgExplainer`] (Shan et al. 2021): a seed locator and a policy that grows a connected
 //! subgraph, trained by policy gradient.
 
-use super::checkpoint::{self, ExplainerMeta};
+use super::checkpoint::{self, Trained};
 use super::pg::{EdgeIndex, embeddings};
-use super::{ExplainSet, device_batch, host, logit_temperature, probe_scores};
+use super::{ExplainSet, device_batch, host, logit_temperature};
 use crate::ExplainerKind;
 use crate::error::{ExplainError, Result};
-use crate::explainer::Explainer;
-use crate::explanation::{Explanation, Selection, group_edges};
+use crate::explanation::Selection;
 use burn::nn::{Linear, LinearConfig};
 use burn::optim::{AdamConfig, GradientsParams};
 use burn::prelude::*;
 use burn::tensor::activation::{log_softmax, relu};
-use fuselage_gnn::{GnnClassifier, GroupGraph};
-use fuselage_ir::{Graph, NodeId, NodeSet};
+use fuselage_gnn::{ExplainableModel, GnnClassifier, GroupGraph};
+use fuselage_ir::{NodeId, NodeSet};
 use rand::seq::SliceRandom;
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -221,7 +220,8 @@ pub struct RgReport {
     pub seconds: f64,
 }
 
-/// RG-Explainer over a GNN classifier. A seed locator scores every node of the group from the
+/// RG-Explainer over a classifier (any [`ExplainableModel`], by default the shipped
+/// [`GnnClassifier`]). A seed locator scores every node of the group from the
 /// classifier's embeddings; from the best seed a policy adds one neighbouring node at a time,
 /// or stops, so the explanation is a connected subgraph. Trained by REINFORCE
 /// ([`RgExplainer::train`]) with the reward
@@ -232,16 +232,16 @@ pub struct RgReport {
 /// explanation is the smallest, tightest part of the group that is still too big. Explaining
 /// is a greedy rollout. Edges inside the subgraph score highest (earlier joined, higher), the
 /// rest by the locator.
-pub struct RgExplainer {
-    clf: GnnClassifier,
+pub struct RgExplainer<M = GnnClassifier> {
+    clf: M,
     policy: RgPolicy,
     config: RgConfig,
 }
 
-impl RgExplainer {
-    fn embed(clf: &GnnClassifier, gg: &GroupGraph, beta: u64) -> Result<Embedded> {
+impl<M: ExplainableModel> RgExplainer<M> {
+    fn embed(clf: &M, gg: &GroupGraph, beta: u64) -> Result<Embedded> {
         let batch = device_batch(clf, &[(gg, beta)])?;
-        let idx = EdgeIndex::new(&[gg], &clf.device);
+        let idx = EdgeIndex::new(&[gg], clf.device());
         let (nodes, graph) = embeddings(clf, &batch, &idx);
         let host_nodes = host(nodes.clone())?;
         let mut adj = vec![Vec::new(); gg.len()];
@@ -253,7 +253,7 @@ impl RgExplainer {
             nodes,
             graph,
             host_nodes,
-            width: clf.config.hidden,
+            width: clf.embedding_dim(),
             adj,
         })
     }
@@ -332,7 +332,7 @@ impl RgExplainer {
     /// [`ExplainError::Config`] for an empty set or zero epochs, batch size or subgraph size;
     /// classifier errors.
     pub fn train(
-        clf: GnnClassifier,
+        clf: M,
         set: &ExplainSet,
         config: RgConfig,
         mut progress: impl FnMut(&RgEpoch),
@@ -349,9 +349,9 @@ impl RgExplainer {
             ));
         }
         let start = Instant::now();
-        let ad = clf.device.clone().autodiff();
+        let ad = clf.device().clone().autodiff();
         ad.seed(config.seed);
-        let mut policy = RgPolicy::init(clf.config.hidden, config.hidden, &ad);
+        let mut policy = Self::init_net(&clf, &config, &ad);
         let mut optim = AdamConfig::new().init();
         let mut rng = ChaCha8Rng::seed_from_u64(config.seed ^ 0x76);
         let embedded: Vec<Embedded> = set
@@ -463,7 +463,7 @@ impl RgExplainer {
             &emb,
             self.config.max_nodes,
             Pick::Greedy,
-            &self.clf.device,
+            self.clf.device(),
         )?;
         let top = r.locator.iter().copied().fold(f32::MIN_POSITIVE, f32::max);
         let mut scores: Vec<f32> = r.locator.iter().map(|p| 0.5 * p / top).collect();
@@ -480,61 +480,49 @@ impl RgExplainer {
     /// Classifier errors.
     pub fn scores(&self, gg: &GroupGraph, beta_bytes: u64) -> Result<Vec<f32>> {
         let (_, nodes) = self.grow(gg, beta_bytes)?;
-        Ok(gg
-            .edges
-            .iter()
-            .map(|&(u, v)| 0.5 * (nodes[u as usize] + nodes[v as usize]))
-            .collect())
+        Ok(edge_means(gg, &nodes))
     }
 
     /// Saves the explainer as `<stem>.bpk` and `<stem>.json` with its training report.
     ///
     /// # Errors
     /// [`ExplainError::Checkpoint`].
-    #[allow(
-        clippy::expect_used,
-        reason = "serde_json serialises these plain structs and floats (NaN becomes null) without error"
-    )]
     pub fn save(&self, stem: impl AsRef<Path>, report: &RgReport) -> Result<()> {
-        let meta = ExplainerMeta {
-            explainer: ExplainerKind::Rg,
-            cost_model: self.clf.cost_model,
-            config: serde_json::to_value(self.config).expect("config serialises"),
-            report: serde_json::to_value(report).expect("report serialises"),
-            probe: probe_scores(|gg, beta| self.scores(gg, beta))?,
-        };
-        checkpoint::write(
-            stem.as_ref(),
-            &checkpoint::module_bytes(&self.policy)?,
-            &meta,
-        )
-    }
-
-    fn from_parts(clf: GnnClassifier, weights: &[u8], meta: &ExplainerMeta) -> Result<Self> {
-        if meta.explainer != ExplainerKind::Rg || meta.cost_model != clf.cost_model {
-            return Err(ExplainError::Checkpoint(format!(
-                "a {} checkpoint for {} cannot explain the {} classifier as rg",
-                meta.explainer, meta.cost_model, clf.cost_model
-            )));
-        }
-        let config: RgConfig = serde_json::from_value(meta.config.clone())
-            .map_err(|e| ExplainError::Checkpoint(format!("rg settings: {e}")))?;
-        let init = RgPolicy::init(clf.config.hidden, config.hidden, &clf.device);
-        let policy = checkpoint::module_from_bytes(init, weights, "the rg explainer")?;
-        Ok(RgExplainer {
-            clf,
-            policy,
-            config,
-        })
+        checkpoint::save(self, stem.as_ref(), report)
     }
 
     /// Loads a checkpoint written by [`save`](Self::save) for `clf`.
     ///
     /// # Errors
     /// [`ExplainError::Checkpoint`] for missing or mismatched files.
-    pub fn load(stem: impl AsRef<Path>, clf: GnnClassifier) -> Result<Self> {
-        let (weights, meta) = checkpoint::read(stem.as_ref())?;
-        Self::from_parts(clf, &weights, &meta)
+    pub fn load(stem: impl AsRef<Path>, clf: M) -> Result<Self> {
+        checkpoint::load(stem.as_ref(), clf)
+    }
+}
+
+impl<M: ExplainableModel> Trained<M> for RgExplainer<M> {
+    const KIND: ExplainerKind = ExplainerKind::Rg;
+    type Config = RgConfig;
+    type Net = RgPolicy;
+
+    fn init_net(clf: &M, config: &RgConfig, device: &Device) -> RgPolicy {
+        RgPolicy::init(clf.embedding_dim(), config.hidden, device)
+    }
+
+    fn assemble(clf: M, policy: RgPolicy, config: RgConfig) -> Self {
+        RgExplainer {
+            clf,
+            policy,
+            config,
+        }
+    }
+
+    fn parts(&self) -> (&M, &RgPolicy, &RgConfig) {
+        (&self.clf, &self.policy, &self.config)
+    }
+
+    fn edge_scores(&self, gg: &GroupGraph, beta_bytes: u64) -> Result<Vec<f32>> {
+        self.scores(gg, beta_bytes)
     }
 }
 
@@ -554,38 +542,19 @@ fn subgraph(set: &ExplainSet, i: usize, nodes: &[usize]) -> Result<GroupGraph> {
 ///
 /// # Errors
 /// [`ExplainError::Checkpoint`] if none was shipped or it does not fit `clf`.
-pub fn shipped_rg(clf: GnnClassifier) -> Result<RgExplainer> {
-    let (w, meta) = checkpoint::shipped(ExplainerKind::Rg, &clf)?;
-    RgExplainer::from_parts(clf, w, &meta)
+pub fn shipped_rg<M: ExplainableModel>(clf: M) -> Result<RgExplainer<M>> {
+    checkpoint::shipped(clf)
 }
 
-impl Explainer for RgExplainer {
-    fn name(&self) -> &str {
-        "rg"
-    }
-
-    fn explain(
-        &self,
-        g: &Graph,
-        group: &NodeSet,
-        beta_bytes: u64,
-        _rng: &mut ChaCha8Rng,
-    ) -> Result<Explanation> {
-        let (order, edges) = group_edges(g, group)?;
-        let gg = GroupGraph::new(g, group)?;
-        let (_, nodes) = self.grow(&gg, beta_bytes)?;
-        let scores = gg
-            .edges
-            .iter()
-            .map(|&(u, v)| 0.5 * (nodes[u as usize] + nodes[v as usize]))
-            .collect();
-        Explanation::from_scores(
-            self.name(),
-            &order,
-            edges,
-            scores,
-            Some(nodes),
-            &self.config.selection,
-        )
-    }
+/// Edge scores (edge order) from node scores: the mean score of the two ends.
+fn edge_means(gg: &GroupGraph, nodes: &[f32]) -> Vec<f32> {
+    gg.edges
+        .iter()
+        .map(|&(u, v)| 0.5 * (nodes[u as usize] + nodes[v as usize]))
+        .collect()
 }
+
+learned_explainer!(RgExplainer = "rg", |x, gg, beta, _rng| {
+    let (_, nodes) = x.grow(gg, beta)?;
+    Ok((edge_means(gg, &nodes), Some(nodes)))
+});
