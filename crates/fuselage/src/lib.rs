@@ -7,7 +7,7 @@
 //! "zoo name or ONNX path" rule) and [`Explainers`]:
 //!
 //! - [`ir`]: the graph, groups and plans;
-//! - [`onnx`]: ONNX import through tract;
+//! - `onnx` (feature `onnx`): ONNX import through tract;
 //! - [`zoo`]: the reference networks, built in code;
 //! - [`cost`]: the cost models (LBDF, BRR), the buffer simulator and plan evaluation;
 //! - [`gnn`]: the burn GNN validity classifier, its data set, training and shipped checkpoints;
@@ -20,6 +20,13 @@
 //!
 //! The command-line program is the crate `fuselage-cli`; this facade has no CLI dependencies.
 //!
+//! ## Features
+//!
+//! - `onnx` (off by default; the program turns it on): [`load_model`] imports `.onnx` files
+//!   and `fuselage::onnx` is re-exported. It brings tract, the largest dependency and the
+//!   longest build; without it a path is refused with [`Error::NoOnnx`], and the zoo, the
+//!   cost models, the searches and the explainers work as they do with it.
+//!
 //! ```
 //! let g = fuselage::load_model("resnet18", None)?;
 //! assert_eq!(g.len(), 49);
@@ -31,6 +38,7 @@ pub use fuselage_cost as cost;
 pub use fuselage_explain as explain;
 pub use fuselage_gnn as gnn;
 pub use fuselage_ir as ir;
+#[cfg(feature = "onnx")]
 pub use fuselage_onnx as onnx;
 pub use fuselage_pipeline as pipeline;
 pub use fuselage_search as search;
@@ -52,8 +60,14 @@ use std::path::Path;
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// The ONNX file could not be imported.
+    #[cfg(feature = "onnx")]
     #[error(transparent)]
     Onnx(#[from] fuselage_onnx::OnnxError),
+    /// A file was named, and this build has no ONNX import (the `onnx` feature is off).
+    #[error(
+        "{0}: this build of fuselage has no ONNX import (build the facade with its `onnx` feature)"
+    )]
+    NoOnnx(String),
     /// The zoo has no such network, or could not build it.
     #[error(transparent)]
     Zoo(#[from] fuselage_zoo::ZooError),
@@ -106,7 +120,8 @@ pub fn is_path(spec: &str) -> bool {
 /// (square input) or the network's default.
 ///
 /// # Errors
-/// [`Error::Onnx`] naming the file, node and op; [`Error::Zoo`] listing the valid names.
+/// `Error::Onnx` naming the file, node and op (feature `onnx`; [`Error::NoOnnx`] without it);
+/// [`Error::Zoo`] listing the valid names.
 pub fn load_model(spec: &str, resolution: Option<u64>) -> Result<Graph, Error> {
     load_model_sized(spec, resolution, None)
 }
@@ -135,7 +150,10 @@ pub fn load_model_sized(
         if resolution.is_some() {
             return Err(Error::ResolutionForFile(spec.to_string()));
         }
+        #[cfg(feature = "onnx")]
         return Ok(fuselage_onnx::import(spec)?);
+        #[cfg(not(feature = "onnx"))]
+        return Err(Error::NoOnnx(spec.to_string()));
     }
     Ok(match resolution {
         Some(r) => fuselage_zoo::build_at(spec, r)?,

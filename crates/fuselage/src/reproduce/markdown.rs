@@ -82,22 +82,18 @@ impl Reproduction {
         );
         for (ri, row) in self.rows_of(Table::II) {
             for &search in &row.searches {
-                let Comparison {
-                    base,
-                    cells,
-                    best,
-                    change,
-                } = self.compare(ri, search);
+                let c = self.compare(ri, search);
                 let paper = paper::table2(&row.network, search)
                     .map_or("—".into(), |(a, b, w)| format!("{a:.3} → {b:.3} ({w})"));
                 let _ = writeln!(
                     s,
-                    "| {} | {} | {:.3} | {} | {:+.1}% ({best}){} | {:.3} | {:.3} | {} |",
+                    "| {} | {} | {:.3} | {} | {:+.1}% ({}){} | {:.3} | {:.3} | {} |",
                     row.network,
                     search.table_name(),
-                    mb(base),
-                    cells,
-                    change,
+                    mb(c.base),
+                    c.cells,
+                    c.change,
+                    c.best,
                     if self.meets_bar(ri, search) {
                         ""
                     } else {
@@ -128,22 +124,18 @@ impl Reproduction {
                 "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"
             );
             for (ri, row) in self.rows_of(Table::IIIandIV) {
-                let Comparison {
-                    base,
-                    cells,
-                    best,
-                    change,
-                } = self.compare(ri, search);
+                let c = self.compare(ri, search);
                 let paper = paper::table34(&row.network, row.fusion, search)
                     .map_or("—".into(), |(a, b)| format!("{a:.3} → {b:.3}"));
                 let _ = writeln!(
                     s,
-                    "| {} | {} | {:.3} | {} | {:+.1}% ({best}) | {:.3} | {} |",
+                    "| {} | {} | {:.3} | {} | {:+.1}% ({}) | {:.3} | {} |",
                     row.network,
                     row.fusion.name().to_uppercase(),
-                    mb(base),
-                    cells,
-                    change,
+                    mb(c.base),
+                    c.cells,
+                    c.change,
+                    c.best,
                     mb(self.references[ri].optimal_bytes),
                     paper
                 );
