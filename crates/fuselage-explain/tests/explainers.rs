@@ -3,17 +3,15 @@
 
 #![cfg(feature = "learned")]
 
-use burn::prelude::*;
 use fuselage_cost::{CostConfig, Lbdf};
 use fuselage_explain::learned::{
     ExplainSet, ExplainSetConfig, ExplainerMeta, GnnExplainer, GnnExplainerConfig, PgConfig,
     PgExplainer, RgConfig, RgExplainer, fidelity, probe_scores, shipped_pg, shipped_rg,
 };
 use fuselage_explain::{CostExplainer, Explainer, RandomExplainer, render};
-use fuselage_gnn::features::DeviceBatch;
+use fuselage_gnn::explainable::RequiredOnly;
 use fuselage_gnn::{
-    Checkpoint, CostKind, ExplainableModel, GnnClassifier, GroupGraph, ValidityModel,
-    default_device, shipped, shipped_meta,
+    Checkpoint, CostKind, GnnClassifier, GroupGraph, default_device, shipped, shipped_meta,
 };
 use fuselage_ir::{Graph, NodeSet};
 use rand::SeedableRng;
@@ -236,46 +234,10 @@ fn training_is_seeded_and_round_trips_through_a_checkpoint() {
     );
 }
 
-/// A model downstream: the shipped classifier behind the required methods of
-/// `ExplainableModel` only, so its logits and gradients come from the trait's provided ones.
-struct Downstream(GnnClassifier);
-
-impl ValidityModel for Downstream {
-    fn name(&self) -> &str {
-        "downstream"
-    }
-    fn invalid_probabilities(
-        &self,
-        g: &Graph,
-        groups: &[NodeSet],
-        beta: u64,
-    ) -> fuselage_gnn::Result<Vec<f32>> {
-        self.0.invalid_probabilities(g, groups, beta)
-    }
-}
-
-impl ExplainableModel for Downstream {
-    fn cost_kind(&self) -> CostKind {
-        self.0.cost_kind()
-    }
-    fn device(&self) -> &Device {
-        self.0.device()
-    }
-    fn embedding_dim(&self) -> usize {
-        self.0.embedding_dim()
-    }
-    fn embed(&self, batch: &DeviceBatch) -> Tensor<2> {
-        self.0.embed(batch)
-    }
-    fn forward(&self, batch: &DeviceBatch) -> Tensor<1> {
-        self.0.forward(batch)
-    }
-}
-
 #[test]
 fn explainers_and_metrics_are_generic_over_the_model() {
     let clf = classifier();
-    let other = || Downstream(clf.clone());
+    let other = || RequiredOnly(clf.clone());
     let g = fuselage_zoo::build("resnet50").unwrap();
     let set = group(&g, 12);
     let gg = GroupGraph::new(&g, &set).unwrap();

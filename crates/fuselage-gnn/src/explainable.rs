@@ -225,3 +225,57 @@ impl ExplainableModel for GnnClassifier {
         Ok(trace.message_weight_grad(dz))
     }
 }
+
+/// A model seen through the required methods of [`ExplainableModel`] alone: the provided
+/// [`logits`](ExplainableModel::logits) and
+/// [`message_weight_grad`](ExplainableModel::message_weight_grad) answer for it, whatever the
+/// inner model overrides. It checks a model's fast paths against the trait's own answers, and
+/// shows what a downstream model that writes only the required methods gets.
+///
+/// ```
+/// use fuselage_gnn::{CostKind, ExplainableModel, default_device, shipped};
+/// use fuselage_gnn::explainable::RequiredOnly;
+/// let clf = shipped(CostKind::Lbdf, &default_device())?;
+/// let plain = RequiredOnly(clf.clone());
+/// assert_eq!(plain.cost_kind(), clf.cost_kind());
+/// # Ok::<(), fuselage_gnn::GnnError>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct RequiredOnly<M>(pub M);
+
+impl<M: ValidityModel> ValidityModel for RequiredOnly<M> {
+    fn name(&self) -> &str {
+        self.0.name()
+    }
+
+    fn invalid_probabilities(
+        &self,
+        g: &fuselage_ir::Graph,
+        groups: &[fuselage_ir::NodeSet],
+        beta_bytes: u64,
+    ) -> Result<Vec<f32>> {
+        self.0.invalid_probabilities(g, groups, beta_bytes)
+    }
+}
+
+impl<M: ExplainableModel> ExplainableModel for RequiredOnly<M> {
+    fn cost_kind(&self) -> CostKind {
+        self.0.cost_kind()
+    }
+
+    fn device(&self) -> &Device {
+        self.0.device()
+    }
+
+    fn embedding_dim(&self) -> usize {
+        self.0.embedding_dim()
+    }
+
+    fn embed(&self, batch: &DeviceBatch) -> Tensor<2> {
+        self.0.embed(batch)
+    }
+
+    fn forward(&self, batch: &DeviceBatch) -> Tensor<1> {
+        self.0.forward(batch)
+    }
+}

@@ -2,12 +2,11 @@
 //! classifier's `ExplainableModel` answers against the trait's provided ones.
 
 use burn::prelude::*;
+use fuselage_gnn::explainable::RequiredOnly;
 use fuselage_gnn::features::DeviceBatch;
 use fuselage_gnn::{
-    CostKind, ExplainableModel, GnnClassifier, GraphBatch, GroupGraph, ValidityModel,
-    default_device, shipped,
+    CostKind, ExplainableModel, GnnClassifier, GraphBatch, GroupGraph, default_device, shipped,
 };
-use fuselage_ir::{Graph, NodeSet};
 use proptest::prelude::*;
 use rand::{RngExt, SeedableRng};
 
@@ -118,47 +117,11 @@ fn a_batch_without_edges_has_no_gradient() {
     assert_eq!(z, read(clf.model.forward(&b)));
 }
 
-/// The classifier with only the required methods of `ExplainableModel`: the provided
-/// `logits` and `message_weight_grad` (autodiff) answer for it.
-struct Plain(GnnClassifier);
-
-impl ValidityModel for Plain {
-    fn name(&self) -> &str {
-        "plain"
-    }
-    fn invalid_probabilities(
-        &self,
-        g: &Graph,
-        groups: &[NodeSet],
-        beta: u64,
-    ) -> fuselage_gnn::Result<Vec<f32>> {
-        self.0.invalid_probabilities(g, groups, beta)
-    }
-}
-
-impl ExplainableModel for Plain {
-    fn cost_kind(&self) -> CostKind {
-        self.0.cost_kind()
-    }
-    fn device(&self) -> &Device {
-        self.0.device()
-    }
-    fn embedding_dim(&self) -> usize {
-        self.0.embedding_dim()
-    }
-    fn embed(&self, batch: &DeviceBatch) -> Tensor<2> {
-        self.0.embed(batch)
-    }
-    fn forward(&self, batch: &DeviceBatch) -> Tensor<1> {
-        self.0.forward(batch)
-    }
-}
-
 #[test]
 fn the_provided_answers_match_the_classifiers_own() {
     let device = default_device();
     let clf = shipped(CostKind::Brr, &device).unwrap();
-    let plain = Plain(clf.clone());
+    let plain = RequiredOnly(clf.clone());
     let g = fuselage_zoo::build("resnet50").unwrap();
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
     let groups: Vec<GroupGraph> = (0..3)
