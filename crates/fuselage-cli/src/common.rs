@@ -146,3 +146,22 @@ pub fn mb(bytes: u64) -> f64 {
 pub fn kib(bytes: u64) -> f64 {
     bytes as f64 / 1024.0
 }
+
+/// Writes `bytes` to `path` whole or not at all: into a temporary file beside it, then renamed
+/// over it, so that an interrupted or failed run never leaves a partial file (a rename within
+/// one folder is atomic).
+pub fn write_atomic(path: &std::path::Path, bytes: impl AsRef<[u8]>) -> anyhow::Result<()> {
+    let name = path
+        .file_name()
+        .with_context(|| format!("cannot write {}: it names no file", path.display()))?;
+    let mut tmp_name = std::ffi::OsString::from(".");
+    tmp_name.push(name);
+    tmp_name.push(format!(".{}.tmp", std::process::id()));
+    let tmp = path.with_file_name(tmp_name);
+    let written = std::fs::write(&tmp, bytes).and_then(|()| std::fs::rename(&tmp, path));
+    if let Err(e) = written {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(e).with_context(|| format!("writing {}", path.display()));
+    }
+    Ok(())
+}

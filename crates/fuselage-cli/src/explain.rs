@@ -94,8 +94,7 @@ pub fn run(a: ExplainCmd, registry: &Registry) -> anyhow::Result<()> {
         rows.push((rank + 1, i, worst, valid));
     }
     if let Some(path) = &a.dot {
-        std::fs::write(path, render::to_dot(&g, &e))
-            .with_context(|| format!("writing {}", path.display()))?;
+        crate::common::write_atomic(path, render::to_dot(&g, &e))?;
     }
     if let Some(path) = &a.svg {
         render::to_svg(&g, &e, path)?;

@@ -103,8 +103,7 @@ pub fn train_cmd(a: TrainCmd) -> anyhow::Result<()> {
     metrics.insert("seconds".into(), report.seconds.into());
     save_checkpoint(&clf, &stem, metrics)?;
     let csv = a.out.join(format!("{}_curve.csv", k.name()));
-    std::fs::write(&csv, curve_csv(&report.curve))
-        .with_context(|| format!("writing {}", csv.display()))?;
+    crate::common::write_atomic(&csv, curve_csv(&report.curve))?;
     let svg = a.out.join(format!("{}_curve.svg", k.name()));
     plot_curve(
         &report.curve,

@@ -1,7 +1,6 @@
 //! `fuselage inspect MODEL [--json] [--dot FILE]`.
 
 use crate::common::ModelArgs;
-use anyhow::Context;
 use clap::Args;
 use fuselage::ir::Graph;
 use serde::Serialize;
@@ -62,8 +61,7 @@ fn summarise(g: &Graph) -> Summary {
 pub fn run(a: InspectArgs) -> anyhow::Result<()> {
     let g = a.model.load()?;
     if let Some(path) = &a.dot {
-        std::fs::write(path, g.to_dot(None))
-            .with_context(|| format!("writing {}", path.display()))?;
+        crate::common::write_atomic(path, g.to_dot(None))?;
     }
     let s = summarise(&g);
     if a.json {

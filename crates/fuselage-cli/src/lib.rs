@@ -32,6 +32,30 @@ mod reproduce;
 
 pub use registry::Registry;
 
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Set by the first Ctrl-C: a running search (and its reference optimum) stops with its best
+/// plan so far, which `optimize` still writes whole before the program exits 130. A second
+/// Ctrl-C exits 130 at once; every output file is written atomically, so none is left half
+/// written.
+pub(crate) static STOP: AtomicBool = AtomicBool::new(false);
+
+/// Whether a search that reads [`STOP`] is running; outside one, Ctrl-C exits 130 at once.
+pub(crate) static SEARCHING: AtomicBool = AtomicBool::new(false);
+
+/// The error of a command cut short by Ctrl-C: the program exits 130, as a shell expects of
+/// an interrupted program.
+#[derive(Debug)]
+pub struct Interrupted;
+
+impl std::fmt::Display for Interrupted {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("interrupted (Ctrl-C): stopped with the best plan so far")
+    }
+}
+
+impl std::error::Error for Interrupted {}
+
 use clap::{Parser, Subcommand};
 
 /// Explainable operator fusion: plan fusion groups that fit an on-chip buffer, and see why a
@@ -81,8 +105,8 @@ pub fn run(cli: Cli, registry: &Registry) -> anyhow::Result<()> {
 }
 
 /// The whole program: parses the process's arguments, runs the command with `registry`'s
-/// components, prints any error on one line and returns the exit code (0, or 1 for any
-/// error, usage errors included).
+/// components, prints any error on one line and returns the exit code (0; 1 for any error,
+/// usage errors included; 130 after Ctrl-C).
 pub fn main_with(registry: &Registry) -> std::process::ExitCode {
     // Usage errors exit 1 like every other bad input; --help and --version exit 0.
     let args = match Cli::try_parse() {
@@ -92,9 +116,19 @@ pub fn main_with(registry: &Registry) -> std::process::ExitCode {
             return std::process::ExitCode::from(if e.use_stderr() { 1 } else { 0 });
         }
     };
+    // Without a handler (another one is installed already) Ctrl-C ends the process as usual.
+    let _ = ctrlc::set_handler(|| {
+        if !SEARCHING.load(Ordering::SeqCst) || STOP.swap(true, Ordering::SeqCst) {
+            std::process::exit(130);
+        }
+    });
     match run(args, registry) {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) if is_broken_pipe(&e) => std::process::ExitCode::SUCCESS,
+        Err(e) if e.downcast_ref::<Interrupted>().is_some() => {
+            eprintln!("error: {e}");
+            std::process::ExitCode::from(130)
+        }
         Err(e) => {
             eprintln!("error: {e:#}");
             std::process::ExitCode::from(1)

@@ -4,12 +4,13 @@
 //! The arguments become one [`Planner`]; this file only reads them, draws the progress bar and
 //! writes the plan file and the summary.
 
-use crate::common::{CostArgs, ModelArgs, kib, mb};
+use crate::common::{CostArgs, ModelArgs, kib, mb, write_atomic};
 use crate::registry::{Choice, Registry};
 use anyhow::{Context, bail};
 use clap::Args;
 use fuselage::cost::{Cached, CostModel, PlanFile};
 use fuselage::pipeline::{Outcome, Planner, Reference};
+use fuselage::search::StopReason;
 use fuselage::split::SplitterKind;
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
@@ -218,6 +219,7 @@ pub fn run(a: OptimizeCmd, registry: &Registry) -> anyhow::Result<()> {
         .explainer_seed(a.explainer_seed)
         .max_branch(a.max_branch)
         .progress(&progress)
+        .stop(&crate::STOP)
         .reference(if a.no_reference {
             Reference::Off
         } else {
@@ -242,7 +244,10 @@ pub fn run(a: OptimizeCmd, registry: &Registry) -> anyhow::Result<()> {
     if let Some(limit) = a.time_limit {
         planner = planner.time_limit(Duration::from_secs_f64(limit));
     }
-    let out: Outcome = planner.run()?;
+    crate::SEARCHING.store(true, std::sync::atomic::Ordering::SeqCst);
+    let out = planner.run();
+    crate::SEARCHING.store(false, std::sync::atomic::Ordering::SeqCst);
+    let out: Outcome = out?;
     bar.finish_and_clear();
     out.report
         .check()
@@ -271,11 +276,9 @@ pub fn run(a: OptimizeCmd, registry: &Registry) -> anyhow::Result<()> {
         explainer_seconds: split.explainer_seconds,
         cost_seconds: out.cost_seconds,
     };
-    std::fs::write(&a.out, serde_json::to_string_pretty(&file)?)
-        .with_context(|| format!("writing {}", a.out.display()))?;
+    write_atomic(&a.out, serde_json::to_string_pretty(&file)?)?;
     if let Some(dot) = &a.dot {
-        std::fs::write(dot, g.to_dot(Some(&result.plan)))
-            .with_context(|| format!("writing {}", dot.display()))?;
+        write_atomic(dot, g.to_dot(Some(&result.plan)))?;
     }
 
     let cfg = out.config;
@@ -364,5 +367,9 @@ pub fn run(a: OptimizeCmd, registry: &Registry) -> anyhow::Result<()> {
     let stop = serde_json::to_value(result.stop)?;
     outln!("{:<26}{:>14}", "stop", stop.as_str().unwrap_or("?"))?;
     outln!("wrote {}", a.out.display())?;
+    if result.stop == StopReason::Interrupted {
+        // The plan written is the best so far, whole; the program still says it was cut short.
+        return Err(crate::Interrupted.into());
+    }
     Ok(())
 }

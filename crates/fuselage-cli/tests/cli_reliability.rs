@@ -154,3 +154,58 @@ fn a_missing_folder_is_reported_once() {
         "error: /nonexistent/ck.json: No such file or directory (os error 2)"
     );
 }
+
+/// Ctrl-C stops the search with its best plan so far: the plan file is written whole (never a
+/// partial or temporary file), says why it stopped, and the program exits 130.
+#[cfg(unix)]
+#[test]
+fn ctrl_c_stops_the_search_writes_the_best_plan_whole_and_exits_130() {
+    let dir = std::env::temp_dir().join(format!("fuselage-ctrl-c-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let plan = dir.join("plan.json");
+    let child = Command::new(env!("CARGO_BIN_EXE_fuselage"))
+        .args([
+            "optimize",
+            "resnet152",
+            "--fusion",
+            "brr",
+            "--buffer",
+            "128KiB",
+            "--search",
+            "nsga2",
+            "--budget",
+            "1000000000000",
+            "--no-reference",
+            "--quiet",
+            "--out",
+        ])
+        .arg(&plan)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Long enough to be searching (the budget would take days), then SIGINT.
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    let kill = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{err}");
+    assert!(err.contains("interrupted (Ctrl-C)"), "{err}");
+    let text = std::fs::read_to_string(&plan).unwrap();
+    let json: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(json["stop"], "interrupted");
+    assert!(json["evaluations"].as_u64().unwrap() >= 1);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("interrupted"), "{stdout}");
+    // Only the plan is left in the folder: no temporary file.
+    let names: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(names, vec![std::ffi::OsString::from("plan.json")]);
+    std::fs::remove_dir_all(&dir).unwrap();
+}

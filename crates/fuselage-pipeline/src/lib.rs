@@ -60,6 +60,7 @@ use fuselage_search::{
 };
 use fuselage_split::{GetSplitter, RandomSplitter, SplitMemo, SplitStats, Splitter};
 use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
 /// Whether and how a run also computes the exact optimum, for its "gap to optimal".
@@ -197,6 +198,7 @@ pub struct Planner<'a> {
     budget: u64,
     seed: u64,
     time_limit: Option<Duration>,
+    stop: Option<&'a AtomicBool>,
     progress: Option<&'a (dyn Fn(u64, u64) + Sync)>,
     reference: Reference,
     factory: &'a dyn ExplainerFactory,
@@ -227,6 +229,7 @@ impl<'a> Planner<'a> {
             budget: 2000,
             seed: 0,
             time_limit: None,
+            stop: None,
             progress: None,
             reference: Reference::Within(Duration::from_secs(10)),
             factory: &Baselines,
@@ -318,6 +321,13 @@ impl<'a> Planner<'a> {
         self
     }
 
+    /// Ends the search, and the reference optimum, with their best plans so far once `flag`
+    /// is set (from a Ctrl-C handler, say): [`StopReason::Interrupted`].
+    pub fn stop(mut self, flag: &'a AtomicBool) -> Self {
+        self.stop = Some(flag);
+        self
+    }
+
     /// Called with (evaluations done, budget) as the search goes.
     pub fn progress(mut self, f: &'a (dyn Fn(u64, u64) + Sync)) -> Self {
         self.progress = Some(f);
@@ -379,6 +389,9 @@ impl<'a> Planner<'a> {
         if let Some(limit) = self.time_limit {
             budget = budget.with_time_limit(limit);
         }
+        if let Some(flag) = self.stop {
+            budget = budget.with_stop(flag);
+        }
         let start = Instant::now();
         let result = strategy.run(&p, &budget, self.seed)?;
         let seconds = start.elapsed().as_secs_f64();
@@ -402,6 +415,9 @@ impl<'a> Planner<'a> {
                     let mut b = Budget::new(1)?;
                     if let Some(limit) = limit {
                         b = b.with_time_limit(limit);
+                    }
+                    if let Some(flag) = self.stop {
+                        b = b.with_stop(flag);
                     }
                     let r = Optimal::default().run(&p, &b, self.seed)?;
                     Some(Optimum {

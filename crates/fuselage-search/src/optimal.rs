@@ -228,15 +228,17 @@ impl Optimal {
     /// # Errors
     /// When the cost model fails.
     pub fn best_over_downsets(&self, p: &Problem<'_>) -> Result<(Plan, u64, u64)> {
-        // Without a deadline or a bound the programme always completes with a plan.
-        Ok(match self.downsets_until(p, None, u64::MAX)? {
+        // Without a limit or a bound the programme always completes with a plan.
+        let unlimited = Budget::new(1)?;
+        Ok(match self.downsets_until(p, &unlimited, u64::MAX)? {
             Downsets::Found(plan, cost, costed) => (plan, cost, costed),
             Downsets::NoneBelow(costed) => (Plan::default(), u64::MAX, costed),
             Downsets::GaveUp => (Plan::default(), u64::MAX, 0),
         })
     }
 
-    /// [`Optimal::best_over_downsets`], given up when `deadline` passes, looking only for plans
+    /// [`Optimal::best_over_downsets`], given up when `budget` expires (its time limit or its
+    /// stop flag), looking only for plans
     /// that move less than `upper` bytes.
     ///
     /// **Bound.** A state `D` is not extended when `best[D]` plus the traffic the rest must
@@ -253,12 +255,7 @@ impl Optimal {
     /// and its closure lies inside `E`. A disconnected extension is never needed: its
     /// components are steps of their own. On an Inception module with four branches this visits
     /// a few extensions per state instead of every combination of branch prefixes.
-    fn downsets_until(
-        &self,
-        p: &Problem<'_>,
-        deadline: Option<std::time::Instant>,
-        upper: u64,
-    ) -> Result<Downsets> {
+    fn downsets_until(&self, p: &Problem<'_>, budget: &Budget<'_>, upper: u64) -> Result<Downsets> {
         use rayon::prelude::*;
         use std::collections::BTreeMap;
         use std::collections::hash_map::Entry;
@@ -273,7 +270,7 @@ impl Optimal {
         let mut by_size: BTreeMap<usize, Vec<NodeSet>> = BTreeMap::new();
         by_size.entry(0).or_default().push(empty);
         let mut costed = 0u64;
-        let out_of_time = || deadline.is_some_and(|t| std::time::Instant::now() >= t);
+        let out_of_time = || budget.expired();
         // States of one size do not lead to each other: they are expanded in parallel, and
         // their extensions merged in the layer's order, so the result is the same whatever the
         // thread count.
@@ -462,7 +459,7 @@ enum Downsets {
     Found(Plan, u64, u64),
     /// No plan of the family moves less than the bound (after this many extensions).
     NoneBelow(u64),
-    /// The deadline passed.
+    /// The budget expired (time limit or stop flag).
     GaveUp,
 }
 
@@ -534,7 +531,7 @@ impl SearchStrategy for Optimal {
             .collect();
         for result in results {
             let Some((plan, costed)) = result? else {
-                stop = StopReason::TimeLimit;
+                stop = budget.cut_short();
                 continue;
             };
             evaluations += costed;
@@ -545,13 +542,13 @@ impl SearchStrategy for Optimal {
         }
         if stop == StopReason::Exhausted {
             let upper = best.as_ref().map_or(u64::MAX, |(_, s)| s.dram_bytes);
-            match self.downsets_until(p, budget.deadline(), upper)? {
+            match self.downsets_until(p, budget, upper)? {
                 Downsets::Found(plan, _, costed) => {
                     evaluations += costed;
                     keep_better(p, &mut best, plan)?;
                 }
                 Downsets::NoneBelow(costed) => evaluations += costed,
-                Downsets::GaveUp => stop = StopReason::TimeLimit,
+                Downsets::GaveUp => stop = budget.cut_short(),
             }
             if let Some((_, s)) = &best {
                 history.push(s.dram_bytes);

@@ -4,17 +4,20 @@ use crate::error::{Result, SearchError};
 use crate::problem::{Problem, Score};
 use fuselage_ir::Plan;
 use serde::{Deserialize, Serialize};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-/// How many plan evaluations a run may make, an optional wall-clock limit, and an optional
-/// progress callback.
+/// How many plan evaluations a run may make, an optional wall-clock limit, an optional stop
+/// flag, and an optional progress callback.
 ///
 /// Without a time limit a run is a function of its seed. With one, it stops at the first
 /// check after the limit with its best plan so far ([`StopReason::TimeLimit`]), so the result
-/// also depends on the machine's speed.
+/// also depends on the machine's speed. A stop flag (set from a Ctrl-C handler, say) ends the
+/// run the same way, with [`StopReason::Interrupted`].
 pub struct Budget<'p> {
     evaluations: u64,
     deadline: Option<Instant>,
+    stop: Option<&'p AtomicBool>,
     progress: Option<&'p (dyn Fn(u64, u64) + Sync)>,
 }
 
@@ -30,6 +33,7 @@ impl<'p> Budget<'p> {
         Ok(Budget {
             evaluations,
             deadline: None,
+            stop: None,
             progress: None,
         })
     }
@@ -42,9 +46,31 @@ impl<'p> Budget<'p> {
         self
     }
 
-    /// Whether the time limit has passed.
+    /// Stops the run, with its best plan so far, once `flag` is set (from another thread or a
+    /// signal handler).
+    pub fn with_stop(mut self, flag: &'p AtomicBool) -> Self {
+        self.stop = Some(flag);
+        self
+    }
+
+    /// Whether the stop flag is set.
+    pub fn interrupted(&self) -> bool {
+        self.stop.is_some_and(|f| f.load(Ordering::Relaxed))
+    }
+
+    /// Whether the run must end early: the time limit has passed or the stop flag is set.
     pub fn expired(&self) -> bool {
-        self.deadline.is_some_and(|d| Instant::now() >= d)
+        self.interrupted() || self.deadline.is_some_and(|d| Instant::now() >= d)
+    }
+
+    /// Why an [`expired`](Self::expired) budget ended its run: [`StopReason::Interrupted`]
+    /// when the stop flag is set, else [`StopReason::TimeLimit`].
+    pub fn cut_short(&self) -> StopReason {
+        if self.interrupted() {
+            StopReason::Interrupted
+        } else {
+            StopReason::TimeLimit
+        }
     }
 
     /// The instant the time limit passes, if there is one.
@@ -83,6 +109,8 @@ pub enum StopReason {
     Exhausted,
     /// Its time limit passed; the plan is the best found so far.
     TimeLimit,
+    /// Its stop flag was set (Ctrl-C in the program); the plan is the best found so far.
+    Interrupted,
 }
 
 /// What a run found.
@@ -191,7 +219,7 @@ impl<'b, 'p> Tracker<'b, 'p> {
     pub fn finish(self, stop: StopReason, front: Vec<Score>) -> SearchResult {
         let evaluations = self.history.len() as u64;
         let stop = if evaluations < self.budget.evaluations() && self.budget.expired() {
-            StopReason::TimeLimit
+            self.budget.cut_short()
         } else {
             stop
         };

@@ -51,3 +51,40 @@ fn a_spent_time_limit_returns_a_complete_plan_marked_unproven() {
         .unwrap();
     assert_eq!((r.stop, r.score), (StopReason::Budget, plain.score));
 }
+
+#[test]
+fn a_stop_flag_ends_every_strategy_with_its_best_plan_so_far() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let g = fuselage_zoo::build("resnet50").unwrap();
+    let inner = Brr::new(CostConfig::kib(128).unwrap());
+    let model = Cached::new(&inner);
+    let splitter = RandomSplitter::new(&model);
+    let p = Problem::new(&g, &model, &splitter).unwrap();
+    let flag = AtomicBool::new(false);
+    // Set from another thread after the search has started, as a Ctrl-C handler would.
+    let budget = Budget::new(u64::MAX).unwrap().with_stop(&flag);
+    let r = std::thread::scope(|s| {
+        let run = s.spawn(|| SearchKind::Nsga2.strategy().run(&p, &budget, 1).unwrap());
+        std::thread::sleep(Duration::from_millis(200));
+        flag.store(true, Ordering::SeqCst);
+        run.join().unwrap()
+    });
+    assert_eq!(r.stop, StopReason::Interrupted);
+    assert!(r.evaluations >= 1);
+    assert!(evaluate_plan(&inner, &g, &r.plan).unwrap().is_valid());
+    // Set before the run: every strategy still returns a complete plan, and says why it
+    // stopped; the stop flag wins over a time limit that has passed too.
+    let set = AtomicBool::new(true);
+    for kind in SearchKind::ALL {
+        let b = Budget::new(1000)
+            .unwrap()
+            .with_time_limit(Duration::ZERO)
+            .with_stop(&set);
+        let r = kind.strategy().run(&p, &b, 1).unwrap();
+        assert_eq!(r.stop, StopReason::Interrupted, "{kind}");
+        assert!(
+            evaluate_plan(&inner, &g, &r.plan).unwrap().is_valid(),
+            "{kind}"
+        );
+    }
+}
