@@ -114,13 +114,7 @@ fn rows_no_output_needs_are_made_just_in_time() {
     let all = NodeSet::full(g.len());
     let config = CostConfig::kib(64).unwrap();
     let lbdf = Lbdf::new(config);
-    let rows: Vec<(String, u64)> = lbdf
-        .breakdown(&g, &all)
-        .unwrap()
-        .unwrap()
-        .into_iter()
-        .map(|t| (t.tensor, t.resident_rows))
-        .collect();
+    let rows = resident_rows(&lbdf, &g, &all);
     let expected = [
         ("relu", 1),
         ("add", 2),
@@ -171,13 +165,7 @@ fn a_tensor_read_by_two_strided_branches_is_shared_row_by_row() {
     let all = NodeSet::full(g.len());
     let config = CostConfig::kib(64).unwrap();
     let lbdf = Lbdf::new(config);
-    let rows: Vec<(String, u64)> = lbdf
-        .breakdown(&g, &all)
-        .unwrap()
-        .unwrap()
-        .into_iter()
-        .map(|t| (t.tensor, t.resident_rows))
-        .collect();
+    let rows = resident_rows(&lbdf, &g, &all);
     // The pad streams at 4 rows a step; each pool asks for [2, 3] of it at that rate.
     let expected = [
         ("pad", 2),
@@ -208,4 +196,18 @@ fn a_tensor_read_by_two_strided_branches_is_shared_row_by_row() {
     // The peak: 148 + 2 pad rows (72) + 1 of pool_a (16) + 2 of pool_b (32) + 1 input row
     // (36). The pad never holds more than its 2 rows (it held 4, 144 bytes, at the old peak).
     assert_eq!(run.peak_bytes, 304);
+}
+
+/// Each tensor of `group` with its resident rows under `lbdf`.
+fn resident_rows(
+    lbdf: &Lbdf,
+    g: &fuselage_ir::Graph,
+    group: &fuselage_ir::NodeSet,
+) -> Vec<(String, u64)> {
+    lbdf.breakdown(g, group)
+        .unwrap()
+        .unwrap()
+        .into_iter()
+        .map(|t| (t.tensor, t.resident_rows))
+        .collect()
 }
