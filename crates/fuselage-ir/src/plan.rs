@@ -47,6 +47,11 @@ impl Plan {
     pub fn is_empty(&self) -> bool {
         self.groups.is_empty()
     }
+
+    /// The graph of the plan's groups on `g`: [`PlanGraph::new`] of [`groups`](Self::groups).
+    pub fn graph(&self, g: &Graph) -> PlanGraph {
+        PlanGraph::new(g, &self.groups)
+    }
 }
 
 impl Graph {

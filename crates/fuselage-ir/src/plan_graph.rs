@@ -31,7 +31,6 @@
 use crate::graph::Graph;
 use crate::id::NodeId;
 use crate::nodeset::NodeSet;
-use crate::plan::Plan;
 use fixedbitset::FixedBitSet;
 use petgraph::visit::{
     EdgeCount, GraphBase, GraphProp, IntoNeighbors, IntoNeighborsDirected, IntoNodeIdentifiers,
@@ -44,7 +43,7 @@ use std::collections::{BinaryHeap, VecDeque};
 use std::fmt;
 use std::sync::OnceLock;
 
-/// A group of a plan: its index in [`Plan::groups`] (or in the slice of groups a
+/// A group of a plan: its index in [`Plan::groups`](crate::Plan::groups) (or in the slice of groups a
 /// [`PlanGraph`] was built from).
 #[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct GroupId(pub u32);
@@ -54,7 +53,7 @@ impl GroupId {
     /// Never a group of a plan.
     pub const NONE: GroupId = GroupId(u32::MAX);
 
-    /// The id as an index into [`Plan::groups`] and dense per-group tables.
+    /// The id as an index into [`Plan::groups`](crate::Plan::groups) and dense per-group tables.
     #[inline]
     pub fn index(self) -> usize {
         self.0 as usize
@@ -85,7 +84,7 @@ impl Rows {
 /// The graph of groups of a plan: an edge `A → B` when a node of group `B` reads the output
 /// of a node of group `A` (`A ≠ B`), each such pair once.
 ///
-/// Build it with [`PlanGraph::new`] (from groups), [`PlanGraph::from_plan`] or
+/// Build it with [`PlanGraph::new`] (from groups), [`Plan::graph`](crate::Plan::graph) or
 /// [`PlanGraph::from_owners`] (from an owner table, as the search mutations do after
 /// relabelling one). See the [module docs](crate::plan_graph) for the representation and
 /// for what happens to nodes in no group or in two.
@@ -103,7 +102,7 @@ impl Rows {
 /// let g = b.finish()?;
 /// // {c1, add} and {r1, c2}: c1 -> r1 and c2 -> add make a cycle of two groups.
 /// let plan = Plan::new(vec![g.set_of(&["c1", "add"])?, g.set_of(&["r1", "c2"])?]);
-/// let pg = PlanGraph::from_plan(&g, &plan);
+/// let pg = plan.graph(&g);
 /// assert_eq!(pg.owner(g.require("c2")?), Some(GroupId(1)));
 /// assert!(!pg.is_acyclic());
 /// assert_eq!(pg.cycle(), Some(vec![GroupId(0), GroupId(1), GroupId(0)]));
@@ -184,11 +183,6 @@ impl PlanGraph {
     /// ```
     pub fn new(g: &Graph, groups: &[NodeSet]) -> Self {
         PlanGraph::from_owners(g, PlanGraph::owners(g.len(), groups), groups.len())
-    }
-
-    /// The graph of `plan`'s groups: [`PlanGraph::new`] of [`Plan::groups`].
-    pub fn from_plan(g: &Graph, plan: &Plan) -> Self {
-        PlanGraph::new(g, &plan.groups)
     }
 
     /// The graph of `groups` groups given by an owner table: node `v` is in group `owner[v]`.
@@ -355,7 +349,7 @@ impl PlanGraph {
     /// let s = b.node("s", Op::Sigmoid, &[r])?;
     /// b.node("t", Op::Relu, &[s])?;
     /// let g = b.finish()?;
-    /// assert!(PlanGraph::from_plan(&g, &Plan::singletons(&g)).is_acyclic());
+    /// assert!(Plan::singletons(&g).graph(&g).is_acyclic());
     /// // {r, t} around {s}: r -> s -> t leaves the group and comes back.
     /// let around = [g.set_of(&["r", "t"])?, g.set_of(&["s"])?];
     /// assert!(!PlanGraph::new(&g, &around).is_acyclic());

@@ -74,7 +74,7 @@ use crate::error::Result;
 use crate::problem::{Problem, remaining_lower_bound};
 use crate::strategy::{Budget, SearchResult, SearchStrategy, StopReason};
 use fuselage_ir::sample::{components, random_topological_order};
-use fuselage_ir::{Graph, NodeId, NodeSet, Plan, PlanGraph};
+use fuselage_ir::{Graph, NodeId, NodeSet, Plan};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
@@ -133,12 +133,10 @@ pub fn depth_first_order(g: &Graph, reverse: bool) -> Vec<NodeId> {
 }
 
 /// A topological order in which every group of `plan` (an acyclic plan) is contiguous: groups
-/// in [`PlanGraph::topological_order`] (the smallest ready group first), each group's nodes in
+/// in [`PlanGraph::topological_order`](fuselage_ir::PlanGraph::topological_order) (the smallest ready group first), each group's nodes in
 /// id order. Empty when the plan's graph of groups is cyclic.
 pub fn order_of_plan(g: &Graph, plan: &Plan) -> Vec<NodeId> {
-    let order = PlanGraph::from_plan(g, plan)
-        .topological_order()
-        .unwrap_or_default();
+    let order = plan.graph(g).topological_order().unwrap_or_default();
     let mut nodes = Vec::with_capacity(g.len());
     for x in order {
         nodes.extend(plan.groups[x.index()].iter());

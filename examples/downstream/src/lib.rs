@@ -139,7 +139,7 @@ impl Default for GreedyMerge {
 impl GreedyMerge {
     /// The pairs of groups (by index, smaller first) joined by at least one edge.
     fn neighbours(g: &Graph, plan: &Plan) -> Vec<(usize, usize)> {
-        let pg = PlanGraph::from_plan(g, plan);
+        let pg = plan.graph(g);
         let mut pairs: Vec<(usize, usize)> = pg
             .edges()
             .map(|(a, b)| (a.index().min(b.index()), a.index().max(b.index())))
