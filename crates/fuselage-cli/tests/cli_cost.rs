@@ -1,16 +1,12 @@
 //! `fuselage cost` and `fuselage optimize` end to end: the contract's canonical numbers, plans
 //! that re-evaluate cleanly, determinism, and bad input.
 
+mod common;
+
+use common::{fails, fuselage, tmp};
+
 use serde_json::Value;
 use std::path::PathBuf;
-use std::process::{Command, Output};
-
-fn fuselage(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_fuselage"))
-        .args(args)
-        .output()
-        .expect("the binary runs")
-}
 
 fn ok_json(args: &[&str]) -> Value {
     let out = fuselage(args);
@@ -20,20 +16,6 @@ fn ok_json(args: &[&str]) -> Value {
         String::from_utf8_lossy(&out.stderr)
     );
     serde_json::from_slice(&out.stdout).unwrap()
-}
-
-fn fails(args: &[&str]) -> String {
-    let out = fuselage(args);
-    assert_eq!(out.status.code(), Some(1), "{args:?} should exit 1");
-    let err = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert!(!err.contains("panicked"), "{err}");
-    err
-}
-
-fn tmp(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("fuselage-cli-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir.join(name)
 }
 
 /// The model argument for a canonical case: the shared ONNX export when present (the

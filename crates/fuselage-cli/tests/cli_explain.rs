@@ -1,22 +1,12 @@
 //! `fuselage explain` end to end: ranked edges with the cut each suggests, JSON, DOT and SVG
 //! output, every explainer, determinism, and clear errors.
 
+mod common;
+
+use common::{fuselage, tmp};
+
 use serde_json::Value;
-use std::path::PathBuf;
-use std::process::{Command, Output};
-
-fn fuselage(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_fuselage"))
-        .args(args)
-        .output()
-        .expect("the binary runs")
-}
-
-fn tmp(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("fuselage-cli-explain-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir.join(name)
-}
+use std::process::Output;
 
 const GROUP: &str = "/layer2/layer2.0/conv1/Conv../layer2/layer2.1/relu_2/Relu";
 

@@ -1,14 +1,10 @@
 //! `fuselage classify` and `fuselage dataset` end to end.
 
-use serde_json::Value;
-use std::process::{Command, Output};
+mod common;
 
-fn fuselage(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_fuselage"))
-        .args(args)
-        .output()
-        .expect("the binary runs")
-}
+use common::fuselage;
+
+use serde_json::Value;
 
 #[test]
 fn classify_prints_probability_beside_the_exact_answer() {

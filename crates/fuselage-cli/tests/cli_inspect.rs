@@ -1,14 +1,11 @@
 //! `fuselage inspect` end to end: output, and exit code 1 with a clear message on bad input.
 
-use serde_json::Value;
-use std::process::{Command, Output};
+mod common;
 
-fn fuselage(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_fuselage"))
-        .args(args)
-        .output()
-        .expect("the binary runs")
-}
+use common::fuselage;
+
+use serde_json::Value;
+use std::process::Output;
 
 fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()

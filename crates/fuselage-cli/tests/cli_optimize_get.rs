@@ -2,22 +2,12 @@
 //! file (splitter, explainer, rectify rate, invalid groups met, explainer and cost-model
 //! seconds), a plan that re-evaluates cleanly, determinism, and the argument rules.
 
+mod common;
+
+use common::{fails, fuselage, tmp};
+
 use serde_json::Value;
 use std::path::PathBuf;
-use std::process::{Command, Output};
-
-fn fuselage(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_fuselage"))
-        .args(args)
-        .output()
-        .expect("the binary runs")
-}
-
-fn tmp(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("fuselage-cli-get-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir.join(name)
-}
 
 /// `optimize resnet18 --fusion lbdf --buffer 128KiB --search ls --budget 100 --seed 1` with
 /// `extra` arguments, writing `out`; returns the plan file and the summary.
@@ -51,14 +41,6 @@ fn optimize(extra: &[&str], out: &PathBuf) -> (Value, String) {
         serde_json::from_str(&text).unwrap(),
         String::from_utf8_lossy(&o.stdout).into_owned(),
     )
-}
-
-fn fails(args: &[&str]) -> String {
-    let out = fuselage(args);
-    assert_eq!(out.status.code(), Some(1), "{args:?} should exit 1");
-    let err = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert!(!err.contains("panicked"), "{err}");
-    err
 }
 
 fn number(v: &Value, key: &str) -> f64 {

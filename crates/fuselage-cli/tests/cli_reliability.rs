@@ -1,21 +1,19 @@
 //! Hostile inputs of the reliability issue, case by case: each gets exit code 1 and one line
 //! naming the file, option or node, never a panic, an abort, a runaway or a wrong answer.
 
-use std::process::{Command, Output};
+mod common;
 
-fn fuselage(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_fuselage"))
-        .args(args)
-        .output()
-        .expect("the binary runs")
-}
+use common::fuselage;
 
-/// Runs `args`, expects exit code 1, and returns the first line of stderr.
+use std::process::Command;
+
+/// Runs `args`, expects exit code 1 and no panic, and returns the first line of stderr.
 fn fails(args: &[&str]) -> String {
-    let out = fuselage(args);
-    assert_eq!(out.status.code(), Some(1), "{args:?}");
-    let err = String::from_utf8_lossy(&out.stderr).into_owned();
-    err.lines().next().unwrap_or_default().to_string()
+    common::fails(args)
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .to_string()
 }
 
 const COST: [&str; 6] = ["cost", "resnet18", "--fusion", "lbdf", "--buffer", "128KiB"];
