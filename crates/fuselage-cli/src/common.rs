@@ -106,35 +106,34 @@ impl GroupArgs {
         let g = self.model.load()?;
         let cost = self.cost.resolve(registry)?;
         let set = parse_group(&g, &self.group)?;
-        g.check_group(&set, 0)?;
         Ok((g, cost, set))
     }
 }
 
 /// The group `spec` names: comma-separated ONNX node names, or `FIRST..LAST` for every node
-/// from FIRST to LAST in node order.
+/// from FIRST to LAST in node order; checked to be a group of `g` (non-empty, connected).
 pub fn parse_group(g: &Graph, spec: &str) -> anyhow::Result<NodeSet> {
-    if let Some((first, last)) = spec.split_once("..")
+    let set = if let Some((first, last)) = spec.split_once("..")
         && !spec.contains(',')
     {
         let (a, b) = (g.require(first.trim())?, g.require(last.trim())?);
         if a > b {
             bail!("`{first}` comes after `{last}` in node order");
         }
-        return Ok(NodeSet::from_ids(
-            g.len(),
-            g.node_ids().filter(|&v| v >= a && v <= b),
-        ));
-    }
-    let names: Vec<&str> = spec
-        .split(',')
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-        .collect();
-    if names.is_empty() {
-        bail!("--group names no node");
-    }
-    Ok(g.set_of(&names)?)
+        NodeSet::from_ids(g.len(), g.node_ids().filter(|&v| v >= a && v <= b))
+    } else {
+        let names: Vec<&str> = spec
+            .split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .collect();
+        if names.is_empty() {
+            bail!("--group names no node");
+        }
+        g.set_of(&names)?
+    };
+    g.check_group(&set, 0)?;
+    Ok(set)
 }
 
 /// Bytes as the paper's MB (10^6 bytes).
