@@ -3,7 +3,7 @@
 use crate::registry::{Choice, Registry};
 use anyhow::{Context, bail};
 use clap::Args;
-use fuselage::cost::{CostConfig, CostKind, CostModel};
+use fuselage::cost::{Accelerator, CostConfig, CostKind, CostModel};
 use fuselage::ir::{Graph, NodeSet};
 use std::sync::Arc;
 
@@ -39,6 +39,8 @@ pub struct CostSetting {
     pub model: Arc<dyn CostModel>,
     /// Which built-in it is; `None` for a registered downstream model.
     pub kind: Option<CostKind>,
+    /// The accelerator: `--hw`, or β-only at `--buffer` and `--bytes`.
+    pub hw: Accelerator,
 }
 
 /// Cost-model settings.
@@ -48,34 +50,51 @@ pub struct CostArgs {
     /// buffer-requirement reduction), or a name a downstream build registered.
     #[arg(long, value_name = "MODEL")]
     pub fusion: String,
-    /// On-chip buffer β: bytes, or with KiB / MiB (256KiB, 2MiB).
-    #[arg(long, value_name = "SIZE")]
-    pub buffer: String,
-    /// Bytes per element, activations and weights alike.
-    #[arg(long, value_name = "N", default_value = "1")]
-    pub bytes: String,
+    /// On-chip buffer β: bytes, or with KiB / MiB (256KiB, 2MiB); or give --hw.
+    #[arg(long, value_name = "SIZE", required_unless_present = "hw")]
+    pub buffer: Option<String>,
+    /// Bytes per element, activations and weights alike [default: 1].
+    #[arg(long, value_name = "N")]
+    pub bytes: Option<String>,
+    /// The accelerator: a preset (`fuselage hw list`) or a TOML file. It gives the buffer
+    /// (unified or split), the element sizes of weights and activations, and the rates
+    /// latency and energy are counted at; it stands in for --buffer and --bytes.
+    #[arg(long, value_name = "FILE|PRESET", conflicts_with_all = ["buffer", "bytes"])]
+    pub hw: Option<String>,
 }
 
 impl CostArgs {
-    /// β and b as given.
-    pub fn config(&self) -> anyhow::Result<CostConfig> {
-        let buffer = fuselage::parse_size(&self.buffer).context("--buffer")?;
-        let bytes = fuselage::parse_size(&self.bytes).context("--bytes")?;
-        Ok(CostConfig::new(buffer)?.with_element_bytes(bytes)?)
+    /// The accelerator they describe: `--hw`, or β-only at `--buffer` and `--bytes`.
+    pub fn hardware(&self) -> anyhow::Result<Accelerator> {
+        if let Some(spec) = &self.hw {
+            return Ok(Accelerator::resolve(spec)?);
+        }
+        let Some(buffer) = &self.buffer else {
+            bail!("give the buffer: --buffer SIZE, or --hw FILE|PRESET");
+        };
+        let buffer = fuselage::parse_size(buffer).context("--buffer")?;
+        let bytes =
+            fuselage::parse_size(self.bytes.as_deref().unwrap_or("1")).context("--bytes")?;
+        Ok(Accelerator::beta_only(
+            CostConfig::new(buffer)?.with_element_bytes(bytes)?,
+        ))
     }
 
     /// The cost model they name, at their configuration.
     pub fn resolve(&self, registry: &Registry) -> anyhow::Result<CostSetting> {
         let choice = registry.cost_model(&self.fusion).context("--fusion")?;
-        let config = self.config()?;
+        let hw = self.hardware()?;
+        let config = hw.config;
         Ok(match choice {
             Choice::Kind(kind) => CostSetting {
                 model: Arc::from(kind.model(config)),
                 kind: Some(kind),
+                hw,
             },
             Choice::Custom(entry) => CostSetting {
                 model: Arc::from((entry.make)(config)),
                 kind: None,
+                hw,
             },
         })
     }
@@ -139,6 +158,32 @@ pub fn parse_group(g: &Graph, spec: &str) -> anyhow::Result<NodeSet> {
 /// Bytes as the paper's MB (10^6 bytes).
 pub fn mb(bytes: u64) -> f64 {
     bytes as f64 / 1e6
+}
+
+/// The buffer and element sizes, as summaries print them: `β = 128 KiB · b = 1`, or
+/// `β_w = 8 KiB, β_a = 100 KiB · b_w = 2, b_a = 2` for split buffers and mixed precisions.
+pub fn describe_config(cfg: &CostConfig) -> String {
+    use fuselage::cost::OnChipBuffer;
+    let buffer = match cfg.buffer() {
+        OnChipBuffer::Unified { bytes } => format!("β = {:.0} KiB", kib(bytes)),
+        OnChipBuffer::Split {
+            weight_bytes,
+            activation_bytes,
+        } => format!(
+            "β_w = {:.0} KiB, β_a = {:.0} KiB",
+            kib(weight_bytes),
+            kib(activation_bytes)
+        ),
+    };
+    let elements = match cfg.uniform_element_bytes() {
+        Some(b) => format!("b = {b}"),
+        None => format!(
+            "b_w = {}, b_a = {}",
+            cfg.weight_element_bytes(),
+            cfg.activation_element_bytes()
+        ),
+    };
+    format!("{buffer} · {elements}")
 }
 
 /// Bytes as KiB.

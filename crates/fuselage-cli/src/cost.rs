@@ -1,10 +1,10 @@
 //! `fuselage cost MODEL --fusion F --buffer SIZE (--group NAMES | --plan FILE) [--json]`.
 
-use crate::common::{CostArgs, ModelArgs, kib, mb, parse_group};
+use crate::common::{CostArgs, ModelArgs, describe_config, kib, mb, parse_group};
 use crate::registry::Registry;
 use anyhow::{Context, bail};
 use clap::Args;
-use fuselage::cost::{CostModel, PlanFile, evaluate_plan};
+use fuselage::cost::{Accelerator, CostModel, PlanFile, evaluate_plan};
 use fuselage::ir::Graph;
 use serde_json::{Map, Value, json};
 use std::path::PathBuf;
@@ -30,17 +30,25 @@ pub struct CostCmd {
 
 pub fn run(a: CostCmd, registry: &Registry) -> anyhow::Result<()> {
     let g = a.model.load()?;
-    let model = a.cost.resolve(registry)?.model;
+    let setting = a.cost.resolve(registry)?;
+    let (model, hw) = (setting.model, &setting.hw);
     match (&a.group, &a.plan) {
-        (Some(spec), _) => group(&g, model.as_ref(), spec, a.json),
-        (None, Some(path)) => plan(&g, model.as_ref(), path, a.json),
+        (Some(spec), _) => group(&g, model.as_ref(), hw, spec, a.json),
+        (None, Some(path)) => plan(&g, model.as_ref(), hw, path, a.json),
         (None, None) => bail!("give --group or --plan"),
     }
 }
 
-fn group(g: &Graph, model: &dyn CostModel, spec: &str, json: bool) -> anyhow::Result<()> {
+fn group(
+    g: &Graph,
+    model: &dyn CostModel,
+    hw: &Accelerator,
+    spec: &str,
+    json: bool,
+) -> anyhow::Result<()> {
     let set = parse_group(g, spec)?;
     let c = model.evaluate(g, &set)?;
+    let m = hw.group_metrics(g, &set, &c);
     let tensors = model.breakdown(g, &set)?.unwrap_or_default();
     if json {
         let mut out = Map::new();
@@ -52,7 +60,26 @@ fn group(g: &Graph, model: &dyn CostModel, spec: &str, json: bool) -> anyhow::Re
         );
         out.insert(
             "element_bytes".into(),
-            json!(model.config().element_bytes()),
+            json!(model.config().activation_element_bytes()),
+        );
+        out.insert(
+            "weight_element_bytes".into(),
+            json!(model.config().weight_element_bytes()),
+        );
+        out.insert("hardware".into(), json!(hw.name));
+        out.insert("macs".into(), json!(m.macs));
+        out.insert("buffer_traffic_bytes".into(), json!(m.buffer_traffic_bytes));
+        out.insert("compute_cycles".into(), json!(m.compute_cycles));
+        out.insert("dram_cycles".into(), json!(m.dram_cycles));
+        out.insert("latency_cycles".into(), json!(m.latency_cycles));
+        out.insert(
+            "latency_seconds".into(),
+            json!(hw.seconds(m.latency_cycles)),
+        );
+        out.insert("energy_joules".into(), json!(m.energy_fj as f64 * 1e-15));
+        out.insert(
+            "activation_buffer_bytes".into(),
+            json!(c.activation_buffer_bytes),
         );
         out.insert("nodes".into(), json!(g.names(&set)));
         out.insert("buffer_bytes".into(), json!(c.buffer_bytes));
@@ -78,13 +105,12 @@ fn group(g: &Graph, model: &dyn CostModel, spec: &str, json: bool) -> anyhow::Re
         return Ok(());
     }
     outln!(
-        "{} group of {} nodes under {} at β = {} bytes ({:.1} KiB), b = {}",
+        "{} group of {} nodes under {} on {} ({})",
         g.name(),
         set.len(),
         model.name(),
-        model.config().buffer_bytes(),
-        kib(model.config().buffer_bytes()),
-        model.config().element_bytes()
+        hw.name,
+        describe_config(model.config()),
     )?;
     outln!(
         "{:<60} {:>8} {:>6} {:>6} {:>10} {:>10}",
@@ -135,10 +161,26 @@ fn group(g: &Graph, model: &dyn CostModel, spec: &str, json: bool) -> anyhow::Re
         c.valid,
         if c.unfusable { " (unfusable node)" } else { "" }
     )?;
+    outln!("MACs              {:>12}", m.macs)?;
+    outln!("on-chip traffic   {:>12} bytes", m.buffer_traffic_bytes)?;
+    outln!(
+        "latency           {:>12} cycles ({:.3e} s; compute {} cycles, DRAM {} cycles)",
+        m.latency_cycles,
+        hw.seconds(m.latency_cycles),
+        m.compute_cycles,
+        m.dram_cycles
+    )?;
+    outln!("energy            {:>12.4e} J", m.energy_fj as f64 * 1e-15)?;
     Ok(())
 }
 
-fn plan(g: &Graph, model: &dyn CostModel, path: &PathBuf, json: bool) -> anyhow::Result<()> {
+fn plan(
+    g: &Graph,
+    model: &dyn CostModel,
+    hw: &Accelerator,
+    path: &PathBuf,
+    json: bool,
+) -> anyhow::Result<()> {
     let text =
         std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
     let file = PlanFile::from_json(&text).with_context(|| format!("{}", path.display()))?;
@@ -154,7 +196,8 @@ fn plan(g: &Graph, model: &dyn CostModel, path: &PathBuf, json: bool) -> anyhow:
         .to_plan(g)
         .with_context(|| format!("{}", path.display()))?;
     let report = evaluate_plan(model, g, &p).with_context(|| format!("{}", path.display()))?;
-    let fresh = PlanFile::from_report(model, g, &p, &report);
+    let fresh = PlanFile::from_report(model, g, &p, &report).with_hardware(hw, g, &p, &report);
+    let metrics = hw.plan_metrics(g, &p, &report);
     if json {
         let mut v = serde_json::to_value(&fresh)?;
         if let Value::Object(m) = &mut v {
@@ -165,16 +208,23 @@ fn plan(g: &Graph, model: &dyn CostModel, path: &PathBuf, json: bool) -> anyhow:
         outln!("{}", serde_json::to_string_pretty(&v)?)?;
     } else {
         outln!(
-            "{}: {} groups ({} unfusable) under {} at β = {:.1} KiB",
+            "{}: {} groups ({} unfusable) under {} on {} ({})",
             g.name(),
             report.group_count,
             report.unfusable_count,
             model.name(),
-            kib(model.config().buffer_bytes())
+            hw.name,
+            describe_config(model.config())
         )?;
         outln!("total DRAM    {:>10.3} MB", mb(report.dram_bytes))?;
         outln!("fusable DRAM  {:>10.3} MB", mb(report.fusable_dram_bytes))?;
         outln!("MBU           {:>10.1} KiB", kib(report.max_buffer_bytes))?;
+        outln!(
+            "latency       {:>10.6} s ({} cycles)",
+            metrics.latency_seconds(),
+            metrics.latency_cycles
+        )?;
+        outln!("energy        {:>10.4e} J", metrics.energy_joules())?;
         for pr in &report.problems {
             outln!("problem: {pr}")?;
         }

@@ -3,8 +3,8 @@
 //! The `fuselage` command-line program, as a library and a binary.
 //!
 //! Each subcommand lives in its own file (`inspect.rs`, `cost.rs`, `optimize.rs`,
-//! `explain.rs`, `gnn.rs` for dataset/train/classify, `reproduce.rs`); `common.rs` holds the
-//! arguments they share. The work itself is the library's: a subcommand reads its
+//! `explain.rs`, `gnn.rs` for dataset/train/classify, `reproduce.rs`, `hw.rs`, `sweep.rs`);
+//! `common.rs` holds the arguments they share and `plot.rs` draws their SVG plots. The work itself is the library's: a subcommand reads its
 //! arguments, runs the facade `fuselage` (the [`Planner`](fuselage::Planner) for
 //! `optimize`), and prints.
 //!
@@ -25,10 +25,13 @@ mod common;
 mod cost;
 mod explain;
 mod gnn;
+mod hw;
 mod inspect;
 mod optimize;
+mod plot;
 pub mod registry;
 mod reproduce;
+mod sweep;
 
 pub use registry::Registry;
 
@@ -85,6 +88,10 @@ enum Command {
     Explain(explain::ExplainCmd),
     /// Rerun the paper's Tables II–V and budget curves; write docs/results.md.
     Reproduce(reproduce::ReproduceCmd),
+    /// The accelerator presets: list them, or show one (or a TOML file) in full.
+    Hw(hw::HwCmd),
+    /// Optimal DRAM against the buffer size, with the exact sizes where the plan changes.
+    Sweep(sweep::SweepCmd),
 }
 
 /// Runs the parsed command, with the downstream components of `registry`.
@@ -101,6 +108,8 @@ pub fn run(cli: Cli, registry: &Registry) -> anyhow::Result<()> {
         Command::Classify(a) => gnn::classify(a, registry),
         Command::Reproduce(a) => reproduce::run(a),
         Command::Explain(a) => explain::run(a, registry),
+        Command::Hw(a) => hw::run(a),
+        Command::Sweep(a) => sweep::run(a),
     }
 }
 

@@ -4,11 +4,11 @@
 //! The arguments become one [`Planner`]; this file only reads them, draws the progress bar and
 //! writes the plan file and the summary.
 
-use crate::common::{CostArgs, ModelArgs, kib, mb, write_atomic};
+use crate::common::{CostArgs, ModelArgs, describe_config, kib, mb, write_atomic};
 use crate::registry::{Choice, Registry};
 use anyhow::{Context, bail};
 use clap::Args;
-use fuselage::cost::{Cached, CostModel, PlanFile};
+use fuselage::cost::{Cached, CostModel, Objective, PlanFile};
 use fuselage::pipeline::{Outcome, Planner, Reference};
 use fuselage::search::StopReason;
 use fuselage::split::SplitterKind;
@@ -16,6 +16,25 @@ use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
 use std::path::PathBuf;
 use std::time::Duration;
+
+/// `--objective`.
+fn objective(text: &str) -> Result<Objective, String> {
+    text.parse()
+        .map_err(|e: fuselage::ir::UnknownKind| e.to_string())
+}
+
+/// The one pair `--pareto` takes.
+#[derive(Copy, Clone, Debug)]
+struct Pair;
+
+fn pareto(text: &str) -> Result<Pair, String> {
+    match text.replace(' ', "").as_str() {
+        "latency,energy" | "energy,latency" => Ok(Pair),
+        _ => Err(format!(
+            "`{text}` is not a front fuselage draws: give latency,energy"
+        )),
+    }
+}
 
 /// Splitters repairing invalid groups, as `--splitter` spells them.
 fn splitter_kind(text: &str) -> Result<SplitterKind, String> {
@@ -34,6 +53,17 @@ pub struct OptimizeCmd {
     /// downstream build registered.
     #[arg(long, value_name = "NAME")]
     search: String,
+    /// What the search and the reference optimum minimise: dram, latency, energy or edp
+    /// (latency and energy on --hw; EDP ranks the (latency, energy) front).
+    #[arg(long, value_name = "OBJECTIVE", default_value = "dram", value_parser = objective)]
+    objective: Objective,
+    /// Have NSGA-II return the (latency, energy) Pareto front: every point non-dominated by
+    /// every plan it evaluated. The only pair is `latency,energy`.
+    #[arg(long, value_name = "PAIR", value_parser = pareto)]
+    pareto: Option<Pair>,
+    /// Also draw the front (--pareto or EDP) as an SVG plot.
+    #[arg(long, value_name = "FILE")]
+    front_svg: Option<PathBuf>,
     /// Plan evaluations the search may make, 1 to 10^12 (`optimal` is exact and needs none).
     #[arg(long, value_name = "N", default_value = "2000", value_parser = clap::value_parser!(u64).range(1..=1_000_000_000_000))]
     budget: u64,
@@ -108,6 +138,14 @@ struct OptimizeFile {
     seconds: f64,
     stop: fuselage::search::StopReason,
     lower_bound_bytes: u64,
+    /// What the search minimised.
+    objective: Objective,
+    /// The best plan's objective (bytes, cycles, femtojoules, or cycles × femtojoules).
+    objective_value: u128,
+    /// What no plan's objective beats.
+    objective_lower_bound: u128,
+    /// The reference optimum's objective; `null` with --no-reference.
+    optimal_objective_value: Option<u128>,
     /// The reference optimum's DRAM; `null` with --no-reference.
     optimal_dram_bytes: Option<u64>,
     /// Whether the reference optimum finished (exact over its family) rather than stopping at
@@ -148,7 +186,8 @@ fn explainer_name(
     })
 }
 
-fn gap(value: u64, reference: u64) -> String {
+fn gap(value: impl Into<u128>, reference: impl Into<u128>) -> String {
+    let (value, reference) = (value.into(), reference.into());
     if reference == 0 {
         return "n/a".into();
     }
@@ -187,14 +226,21 @@ fn check_writable(path: &std::path::Path) -> anyhow::Result<()> {
 pub fn run(a: OptimizeCmd, registry: &Registry) -> anyhow::Result<()> {
     // Refuse an output path that cannot be written before any work, not after the search.
     check_writable(&a.out)?;
-    if let Some(dot) = &a.dot {
-        check_writable(dot)?;
+    for extra in [&a.dot, &a.front_svg].into_iter().flatten() {
+        check_writable(extra)?;
+    }
+    let wants_front = a.pareto.is_some() || a.objective == Objective::Edp;
+    if a.front_svg.is_some() && !wants_front {
+        bail!(
+            "--front-svg draws the (latency, energy) front: give --pareto latency,energy or --objective edp"
+        );
     }
     let explainer = explainer_name(a.splitter, a.explainer.clone())?;
     let search = registry.search(&a.search).context("--search")?;
     let g = a.model.load()?;
     let cost = a.cost.resolve(registry)?;
     let model: std::sync::Arc<dyn CostModel> = std::sync::Arc::new(Cached::new(cost.model));
+    let hw = cost.hw.clone();
     let explainers = fuselage::Explainers::default();
 
     let bar = if a.quiet {
@@ -220,6 +266,8 @@ pub fn run(a: OptimizeCmd, registry: &Registry) -> anyhow::Result<()> {
         .max_branch(a.max_branch)
         .progress(&progress)
         .stop(&crate::STOP)
+        .hardware(hw.clone())
+        .objective(a.objective)
         .reference(if a.no_reference {
             Reference::Off
         } else {
@@ -244,6 +292,9 @@ pub fn run(a: OptimizeCmd, registry: &Registry) -> anyhow::Result<()> {
     if let Some(limit) = a.time_limit {
         planner = planner.time_limit(Duration::from_secs_f64(limit));
     }
+    if a.pareto.is_some() {
+        planner = planner.pareto();
+    }
     crate::SEARCHING.store(true, std::sync::atomic::Ordering::SeqCst);
     let out = planner.run();
     crate::SEARCHING.store(false, std::sync::atomic::Ordering::SeqCst);
@@ -264,6 +315,10 @@ pub fn run(a: OptimizeCmd, registry: &Registry) -> anyhow::Result<()> {
         seconds: out.seconds,
         stop: result.stop,
         lower_bound_bytes: out.lower_bound,
+        objective: out.objective,
+        objective_value: result.score.cost,
+        objective_lower_bound: out.objective_bound,
+        optimal_objective_value: out.reference.map(|r| r.cost),
         optimal_dram_bytes: out.reference.map(|r| r.dram_bytes),
         optimal_proven: out.reference.is_some_and(|r| r.proven),
         history: result.history.clone(),
@@ -280,6 +335,27 @@ pub fn run(a: OptimizeCmd, registry: &Registry) -> anyhow::Result<()> {
     if let Some(dot) = &a.dot {
         write_atomic(dot, g.to_dot(Some(&result.plan)))?;
     }
+    if let Some(svg) = &a.front_svg {
+        if result.front.is_empty() {
+            bail!(
+                "{} found no front to draw (only nsga2 returns one)",
+                out.names.search
+            );
+        }
+        let points: Vec<(f64, f64)> = result
+            .front
+            .iter()
+            .map(|s| {
+                (
+                    hw.seconds(s.latency_cycles) * 1e3,
+                    s.energy_fj as f64 * 1e-12,
+                )
+            })
+            .collect();
+        let title = format!("{} on {}: latency-energy front", g.name(), hw.name);
+        let plot = crate::plot::Plot::new(&title, "latency (ms)", "energy (mJ)").points(&points);
+        write_atomic(svg, plot.to_svg()?)?;
+    }
 
     let cfg = out.config;
     let splitter_label = match &out.names.explainer {
@@ -287,15 +363,16 @@ pub fn run(a: OptimizeCmd, registry: &Registry) -> anyhow::Result<()> {
         None => format!("{} splitter", out.names.splitter),
     };
     outln!(
-        "{} · {} · β = {:.0} KiB · b = {} · {} search · {} · seed {}",
+        "{} · {} · {} · {} · {} search · {} · seed {}",
         g.name(),
         out.names.cost_model,
-        kib(cfg.buffer_bytes()),
-        cfg.element_bytes(),
+        hw.name,
+        describe_config(&cfg),
         out.names.search,
         splitter_label,
         a.seed
     )?;
+    outln!("{:<26}{:>14}", "objective", out.objective.name())?;
     outln!(
         "{:<26}{:>14}",
         "total DRAM (MB)",
@@ -311,6 +388,24 @@ pub fn run(a: OptimizeCmd, registry: &Registry) -> anyhow::Result<()> {
         "MBU (KiB)",
         format!("{:.1}", kib(report.max_buffer_bytes))
     )?;
+    outln!(
+        "{:<26}{:>14}",
+        "latency (ms)",
+        format!("{:.4}", out.metrics.latency_seconds() * 1e3)
+    )?;
+    outln!(
+        "{:<26}{:>14}",
+        "latency (cycles)",
+        out.metrics.latency_cycles
+    )?;
+    outln!(
+        "{:<26}{:>14}",
+        "energy (mJ)",
+        format!("{:.4}", out.metrics.energy_joules() * 1e3)
+    )?;
+    if !result.front.is_empty() && wants_front {
+        outln!("{:<26}{:>14}", "front points", result.front.len())?;
+    }
     outln!(
         "{:<26}{:>14}",
         "rectify rate",
@@ -342,7 +437,40 @@ pub fn run(a: OptimizeCmd, registry: &Registry) -> anyhow::Result<()> {
         "gap to lower bound",
         gap(report.dram_bytes, out.lower_bound)
     )?;
+    let dram = out.objective == Objective::Dram;
+    if !dram {
+        outln!(
+            "{:<26}{:>14}",
+            format!("{} lower bound", out.objective),
+            out.objective_bound
+        )?;
+    }
     match out.reference {
+        Some(r) if !dram => {
+            outln!(
+                "{:<26}{:>14}",
+                if r.proven {
+                    format!("optimal {}", out.objective)
+                } else {
+                    format!("best of Optimal ({})", out.objective)
+                },
+                r.cost
+            )?;
+            outln!(
+                "{:<26}{:>14}",
+                "optimum proven",
+                match (r.proven, out.objective) {
+                    (true, _) => "yes",
+                    (false, Objective::Edp) => "no (EDP)",
+                    (false, _) => "no (time limit)",
+                }
+            )?;
+            outln!(
+                "{:<26}{:>14}",
+                "gap to optimal",
+                gap(result.score.cost, r.cost)
+            )?;
+        }
         Some(r) => {
             let (optimal, proven) = (r.dram_bytes, r.proven);
             let label = if proven {

@@ -14,6 +14,10 @@
 //! T = ⌈H_max / h⌉
 //! ```
 //!
+//! With split buffers ([`OnChipBuffer::Split`](crate::OnChipBuffer)) the tiles live in the
+//! activation buffer and the weights in theirs: valid ⇔ `F(1) < β_a`, the weights stay when
+//! `W < β_w`, and `h = max{h : F(h) < β_a}` either way.
+//!
 //! `F` never falls as `h` grows, so `h` is found by binary search over `[1, H_max]`:
 //! `O(log H_max)` passes of `O(|φ| + ports)` each.
 //!
@@ -22,7 +26,7 @@
 
 use crate::config::CostConfig;
 use crate::error::Result;
-use crate::model::{CostModel, GroupCost, TensorCost, Tiling};
+use crate::model::{CostModel, GroupCost, OnChipBytes, TensorCost, Tiling};
 use crate::view::{View, with_view};
 use fuselage_ir::{Graph, NodeSet};
 
@@ -59,7 +63,8 @@ impl Brr {
         Brr { config }
     }
 
-    /// The largest `h` in `[1, h_max]` with `extra + F(h) < β`, given that `h = 1` qualifies.
+    /// The largest `h` in `[1, h_max]` whose `F(h)` fits beside `extra` bytes of on-chip
+    /// weights, given that `h = 1` qualifies.
     ///
     /// `F` is close to linear in `h`, so the search guesses by interpolation between the
     /// bracket's ends, and bisects every other step to keep `O(log h_max)` passes when it is
@@ -68,11 +73,11 @@ impl Brr {
         let (mut lo, mut hi) = (1, h_max);
         let mut f_lo = view.brr(1, h_max);
         let mut f_hi = view.brr(h_max, h_max);
-        if self.config.fits(extra + f_hi) {
+        if self.config.fits(extra, f_hi) {
             return (h_max, f_hi);
         }
         // Invariant: lo qualifies, hi does not.
-        let target = self.config.buffer_bytes().saturating_sub(extra);
+        let target = self.config.activation_room(extra);
         let mut interpolate = true;
         while hi - lo > 1 {
             let mid = if interpolate && f_hi > f_lo {
@@ -87,7 +92,7 @@ impl Brr {
             };
             interpolate = !interpolate;
             let f = view.brr(mid, h_max);
-            if self.config.fits(extra + f) {
+            if self.config.fits(extra, f) {
                 lo = mid;
                 f_lo = f;
             } else {
@@ -103,15 +108,16 @@ impl Brr {
         let f1 = view.brr(1, h_max);
         let io = view.io_bytes();
         let w = view.weight_bytes;
-        let valid = self.config.fits(f1);
-        let weights_resident = valid && self.config.fits(w + f1);
-        let (h, buffer_bytes) = if !valid {
-            (1, f1)
+        let valid = self.config.fits(0, f1);
+        let weights_resident = valid && self.config.fits(w, f1);
+        let (h, on_chip) = if !valid {
+            (1, (0, f1))
         } else if weights_resident {
             let (h, f) = self.largest_tile(view, h_max, w);
-            (h, w + f)
+            (h, (w, f))
         } else {
-            self.largest_tile(view, h_max, 0)
+            let (h, f) = self.largest_tile(view, h_max, 0);
+            (h, (0, f))
         };
         let tiles = h_max.div_ceil(h);
         let dram_bytes = io.0 + io.1 + if weights_resident { w } else { tiles * w };
@@ -126,7 +132,10 @@ impl Brr {
         GroupCost::new(
             &self.config,
             view.len(),
-            buffer_bytes,
+            OnChipBytes {
+                weights: on_chip.0,
+                activations: on_chip.1,
+            },
             dram_bytes,
             w,
             io,
@@ -163,8 +172,31 @@ impl CostModel for Brr {
     /// [`CostModel::buffer_floor`]): validity asks `F(1) < β`, and every other ask of a
     /// one-row tile, receptive fields included, only grows with the group. Weights are left
     /// out: BRR may stream them.
-    fn buffer_floor(&self, g: &Graph, group: &NodeSet) -> Result<u64> {
-        with_view(g, group, &self.config, |v| Ok(v.brr_floor()))
+    fn buffer_floor(&self, g: &Graph, group: &NodeSet) -> Result<OnChipBytes> {
+        with_view(g, group, &self.config, |v| {
+            Ok(OnChipBytes {
+                weights: 0,
+                activations: v.brr_floor(),
+            })
+        })
+    }
+
+    /// With the weights resident, `W + F(1)`: above it they stay and `F_D = I + O + W`.
+    /// With them streamed in `T` tiles, `F(⌈H_max / T⌉)`, the footprint of the smallest tile
+    /// that still needs `T` tiles: above it `F_D = I + O + T·W` (and below the current β the
+    /// weights cannot become resident).
+    fn steady_above(&self, g: &Graph, group: &NodeSet) -> Result<u64> {
+        with_view(g, group, &self.config, |v| {
+            let c = self.run(v);
+            let h_max = v.h_max();
+            Ok(match c.tiling {
+                Some(t) if t.weights_resident => {
+                    c.weight_bytes.saturating_add(t.min_footprint_bytes)
+                }
+                Some(t) => v.brr(h_max.div_ceil(t.tiles.max(1)), h_max),
+                None => c.buffer_bytes,
+            })
+        })
     }
 
     /// The rows of the chosen tile, per tensor.

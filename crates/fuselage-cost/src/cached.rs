@@ -18,7 +18,7 @@
 
 use crate::config::CostConfig;
 use crate::error::{CostError, Result};
-use crate::model::{CostModel, GroupCost, TensorCost};
+use crate::model::{CostModel, GroupCost, OnChipBytes, TensorCost};
 use fuselage_ir::{Graph, NodeSet};
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hash, Hasher};
@@ -243,8 +243,12 @@ impl<C: CostModel> CostModel for Cached<C> {
     }
 
     /// Not memoised: the optimiser asks it once per invalid group it considers growing.
-    fn buffer_floor(&self, g: &Graph, group: &NodeSet) -> Result<u64> {
+    fn buffer_floor(&self, g: &Graph, group: &NodeSet) -> Result<OnChipBytes> {
         self.check_graph(g)?;
         self.inner.buffer_floor(g, group)
+    }
+
+    fn steady_above(&self, g: &Graph, group: &NodeSet) -> Result<u64> {
+        self.inner.steady_above(g, group)
     }
 }

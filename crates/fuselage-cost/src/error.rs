@@ -63,17 +63,8 @@ pub enum CostError {
         found_len: usize,
     },
     /// A group of a plan that does not fit the buffer (and is not an unfusable singleton).
-    #[error("group {group} needs {buffer_bytes} bytes of buffer, not under the {limit}-byte buffer: {}", .nodes.join(", "))]
-    InvalidGroup {
-        /// Index of the group in its plan.
-        group: usize,
-        /// Its nodes.
-        nodes: Vec<String>,
-        /// Its buffer requirement `F_β`.
-        buffer_bytes: u64,
-        /// The buffer β.
-        limit: u64,
-    },
+    #[error("{0}")]
+    InvalidGroup(Box<crate::plan::PlanProblem>),
     /// A plan file names a cost model this crate does not know, or settings that disagree
     /// with the model it is used with.
     #[error("plan file mismatch: {0}")]
@@ -82,6 +73,35 @@ pub enum CostError {
     /// cyclic): the IR's message names the groups and nodes.
     #[error(transparent)]
     Ir(#[from] IrError),
+    /// An accelerator description with a bad or missing field: `origin` is the file (or
+    /// preset), `line` the 1-based line of the field (0 when the text has none).
+    #[error("{origin}:{line}: {field}: {message}")]
+    Hardware {
+        /// The file or preset the description came from.
+        origin: String,
+        /// The line of the offending field.
+        line: usize,
+        /// The field, as a dotted TOML path (`dram.bandwidth_gb_per_s`).
+        field: String,
+        /// What is wrong with it.
+        message: String,
+    },
+    /// An accelerator file that cannot be read.
+    #[error("cannot read the accelerator file {path}: {message}")]
+    HardwareIo {
+        /// The path.
+        path: String,
+        /// The operating system's reason.
+        message: String,
+    },
+    /// `--hw` named neither a preset nor a file.
+    #[error("`{given}` is neither a hardware preset ({}) nor an accelerator file", .presets.join(", "))]
+    UnknownHardware {
+        /// What was given.
+        given: String,
+        /// The presets.
+        presets: Vec<String>,
+    },
     /// JSON that does not describe a plan file.
     #[error("invalid plan JSON: {0}")]
     Json(String),

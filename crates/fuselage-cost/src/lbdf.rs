@@ -23,7 +23,7 @@
 
 use crate::config::CostConfig;
 use crate::error::Result;
-use crate::model::{CostModel, GroupCost, TensorCost};
+use crate::model::{CostModel, GroupCost, OnChipBytes, TensorCost};
 use crate::view::{View, with_view};
 use fuselage_ir::{Graph, NodeSet};
 
@@ -97,7 +97,10 @@ impl Lbdf {
         GroupCost::new(
             &self.config,
             view.len(),
-            w + act,
+            OnChipBytes {
+                weights: w,
+                activations: act,
+            },
             io.0 + io.1 + w,
             w,
             io,
@@ -121,9 +124,12 @@ impl CostModel for Lbdf {
 
     /// `W` plus the activation floor (see [`CostModel::buffer_floor`]): the weights stay on
     /// chip, and every tensor keeps a band of at least one row.
-    fn buffer_floor(&self, g: &Graph, group: &NodeSet) -> Result<u64> {
+    fn buffer_floor(&self, g: &Graph, group: &NodeSet) -> Result<OnChipBytes> {
         with_view(g, group, &self.config, |v| {
-            Ok(v.weight_bytes.saturating_add(v.activation_floor()))
+            Ok(OnChipBytes {
+                weights: v.weight_bytes,
+                activations: v.activation_floor(),
+            })
         })
     }
 

@@ -15,6 +15,9 @@
 //!   (peak ≤ `F_β`, DRAM = `F_D`).
 //! - [`evaluate_plan`], [`PlanReport`], [`layer_by_layer`], [`unfusable_nodes`]: whole plans.
 //! - [`PlanFile`]: plans as JSON.
+//! - [`Accelerator`]: a hardware description (TOML, presets); [`GroupMetrics`] and
+//!   [`PlanMetrics`], MACs, on-chip traffic, latency and energy on it; [`Objective`], what a
+//!   search minimises (DRAM, latency, energy, EDP).
 //!
 //! ## Row windows
 //!
@@ -41,6 +44,7 @@ mod brr;
 mod cached;
 mod config;
 mod error;
+mod hardware;
 mod kind;
 mod lbdf;
 mod model;
@@ -52,11 +56,12 @@ mod whole;
 
 pub use brr::Brr;
 pub use cached::{CacheStats, Cached, FxHasher};
-pub use config::CostConfig;
+pub use config::{CostConfig, OnChipBuffer};
 pub use error::{CostError, Result};
+pub use hardware::{Accelerator, GroupMetrics, Objective, PlanMetrics, UnitEnergy, parse_size};
 pub use kind::CostKind;
 pub use lbdf::Lbdf;
-pub use model::{CostModel, GroupCost, TensorCost, TensorKind, Tiling};
+pub use model::{CostModel, GroupCost, OnChipBytes, TensorCost, TensorKind, Tiling};
 pub use plan::{PlanProblem, PlanReport, evaluate_plan, layer_by_layer, unfusable_nodes};
 pub use planfile::{GroupEntry, PlanFile};
 pub use sim::{BufferSimulator, Simulation};

@@ -18,6 +18,11 @@ pub struct GroupCost {
     /// `F_β`: the on-chip buffer the group needs, in bytes (weights included where the model
     /// keeps them on chip).
     pub buffer_bytes: u64,
+    /// The activations' part of `F_β` (the rest is the weights kept on chip), in bytes: what a
+    /// split activation buffer must hold. Absent from files written before split buffers
+    /// (read as 0).
+    #[serde(default)]
+    pub activation_buffer_bytes: u64,
     /// `F_D`: the DRAM traffic of the group, in bytes.
     pub dram_bytes: u64,
     /// `W(φ)`: the bytes of the group's weights and biases.
@@ -37,32 +42,36 @@ pub struct GroupCost {
 
 impl GroupCost {
     /// A group's cost from the terms a model computed, deriving what follows from them:
-    /// `valid` is `buffer_bytes < β`, and `unfusable` is an invalid group of one node. Every
-    /// model here builds its answer this way (BRR reports `F(1)` as the buffer of an invalid
-    /// group, so the rule holds for it too).
+    /// `F_β` is the on-chip weights plus the activations, `valid` is
+    /// [`CostConfig::fits`] of the two, and `unfusable` is an invalid group of one node.
+    /// Every model here builds its answer this way (BRR reports `F(1)` as the buffer of an
+    /// invalid group, so the rule holds for it too).
     ///
     /// # Example
     /// ```
-    /// use fuselage_cost::{CostConfig, GroupCost};
+    /// use fuselage_cost::{CostConfig, GroupCost, OnChipBytes};
     /// let config = CostConfig::new(100)?;
-    /// let c = GroupCost::new(&config, 1, 100, 50, 10, (20, 20), None);
+    /// let need = |weights, activations| OnChipBytes { weights, activations };
+    /// let c = GroupCost::new(&config, 1, need(10, 90), 50, 10, (20, 20), None);
     /// assert!(!c.valid && c.unfusable);
-    /// let c = GroupCost::new(&config, 2, 99, 50, 10, (20, 20), None);
+    /// let c = GroupCost::new(&config, 2, need(10, 89), 50, 10, (20, 20), None);
     /// assert!(c.valid && !c.unfusable);
+    /// assert_eq!((c.buffer_bytes, c.activation_buffer_bytes), (99, 89));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn new(
         config: &CostConfig,
         members: usize,
-        buffer_bytes: u64,
+        on_chip: OnChipBytes,
         dram_bytes: u64,
         weight_bytes: u64,
         (input_bytes, output_bytes): (u64, u64),
         tiling: Option<Tiling>,
     ) -> Self {
-        let valid = config.fits(buffer_bytes);
+        let valid = config.fits(on_chip.weights, on_chip.activations);
         GroupCost {
-            buffer_bytes,
+            buffer_bytes: on_chip.total(),
+            activation_buffer_bytes: on_chip.activations,
             dram_bytes,
             weight_bytes,
             input_bytes,
@@ -71,6 +80,23 @@ impl GroupCost {
             unfusable: !valid && members == 1,
             tiling,
         }
+    }
+}
+
+/// Bytes a group keeps on chip, weights and activations apart: what
+/// [`CostConfig::fits`] checks, and what [`CostModel::buffer_floor`] bounds.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct OnChipBytes {
+    /// Weights held on chip (`W`, or 0 where a model streams them).
+    pub weights: u64,
+    /// Activation bands and tiles.
+    pub activations: u64,
+}
+
+impl OnChipBytes {
+    /// Weights and activations together, `F_β`.
+    pub fn total(&self) -> u64 {
+        self.weights.saturating_add(self.activations)
     }
 }
 
@@ -185,19 +211,35 @@ pub trait CostModel: Send + Sync {
         Ok(self.evaluate(g, group)?.dram_bytes)
     }
 
-    /// A floor under `F_β`: a number no greater than `F_β` of `group` *or of any connected
-    /// group that contains it*. When the floor does not fit (`≥ β`), no group grown from
-    /// `group` is valid, and a search that grows groups (the exact optimiser) stops there.
+    /// A floor under the on-chip need, weights and activations apart: no greater than the
+    /// need of `group` *or of any connected group that contains it*. When the floor does not
+    /// fit ([`CostConfig::fits`]), no group grown from `group` is valid, and a search that
+    /// grows groups (the exact optimiser) stops there.
     ///
-    /// The default, 0, is always correct. LBDF's floor is `W` plus one row of every tensor the
-    /// group touches (the whole tensor where a member reads it whole); BRR's is the same
-    /// without `W`, which BRR may stream. Both only grow as members are added.
+    /// The default, nothing, is always correct. LBDF's floor is `W` and one window of every
+    /// tensor the group touches (the whole tensor where a member reads it whole); BRR's is
+    /// the same activations without `W`, which BRR may stream. Both only grow as members
+    /// are added.
     ///
     /// # Errors
     /// As [`evaluate`](CostModel::evaluate).
-    fn buffer_floor(&self, g: &Graph, group: &NodeSet) -> Result<u64> {
+    fn buffer_floor(&self, g: &Graph, group: &NodeSet) -> Result<OnChipBytes> {
         let _ = (g, group);
-        Ok(0)
+        Ok(OnChipBytes::default())
+    }
+
+    /// For a group valid at this model's unified buffer β: a size `t < β` such that at every
+    /// unified buffer from `t + 1` to β the group is valid with the same `F_D`. The buffer
+    /// sweep uses it to find, exactly, where an optimal plan stops being optimal.
+    ///
+    /// The default, `F_β`, is right for every model whose `F_D` does not depend on β (LBDF,
+    /// the whole-tensor model). BRR's `F_D` does, through its tiles: see
+    /// [`Brr`](crate::Brr).
+    ///
+    /// # Errors
+    /// As [`evaluate`](CostModel::evaluate).
+    fn steady_above(&self, g: &Graph, group: &NodeSet) -> Result<u64> {
+        Ok(self.evaluate(g, group)?.buffer_bytes)
     }
 }
 
@@ -216,8 +258,11 @@ macro_rules! forward {
             fn breakdown(&self, g: &Graph, group: &NodeSet) -> Result<Option<Vec<TensorCost>>> {
                 (**self).breakdown(g, group)
             }
-            fn buffer_floor(&self, g: &Graph, group: &NodeSet) -> Result<u64> {
+            fn buffer_floor(&self, g: &Graph, group: &NodeSet) -> Result<OnChipBytes> {
                 (**self).buffer_floor(g, group)
+            }
+            fn steady_above(&self, g: &Graph, group: &NodeSet) -> Result<u64> {
+                (**self).steady_above(g, group)
             }
         }
     )*};

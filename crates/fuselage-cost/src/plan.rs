@@ -4,6 +4,7 @@
 //! of groups ([`Graph::check_plan`]) and every group fits the buffer, except the singletons of
 //! unfusable nodes (`F_β({v}) ≥ β`), which a plan must keep and whose traffic is reported apart.
 
+use crate::config::OnChipBuffer;
 use crate::error::{CostError, Result};
 use crate::model::{CostModel, GroupCost};
 use fuselage_ir::{Graph, NodeSet, Plan};
@@ -19,20 +20,36 @@ pub struct PlanProblem {
     pub nodes: Vec<String>,
     /// Its `F_β`.
     pub buffer_bytes: u64,
-    /// The buffer β.
+    /// The activations' part of it.
+    pub activation_buffer_bytes: u64,
+    /// The buffer β (both together when they are split).
     pub limit: u64,
+    /// The buffer, unified or split.
+    pub buffer: OnChipBuffer,
 }
 
 impl fmt::Display for PlanProblem {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "group {} needs {} bytes, not under the {}-byte buffer: {}",
-            self.group,
-            self.buffer_bytes,
-            self.limit,
-            self.nodes.join(", ")
-        )
+        match self.buffer {
+            OnChipBuffer::Unified { .. } => write!(
+                f,
+                "group {} needs {} bytes of buffer, not under the {}-byte buffer",
+                self.group, self.buffer_bytes, self.limit,
+            )?,
+            OnChipBuffer::Split {
+                weight_bytes,
+                activation_bytes,
+            } => write!(
+                f,
+                "group {} needs {} weight bytes and {} activation bytes, not under the \
+                 {weight_bytes}-byte weight and {activation_bytes}-byte activation buffers",
+                self.group,
+                self.buffer_bytes
+                    .saturating_sub(self.activation_buffer_bytes),
+                self.activation_buffer_bytes,
+            )?,
+        }
+        write!(f, ": {}", self.nodes.join(", "))
     }
 }
 
@@ -68,12 +85,7 @@ impl PlanReport {
     pub fn check(&self) -> Result<()> {
         match self.problems.first() {
             None => Ok(()),
-            Some(p) => Err(CostError::InvalidGroup {
-                group: p.group,
-                nodes: p.nodes.clone(),
-                buffer_bytes: p.buffer_bytes,
-                limit: p.limit,
-            }),
+            Some(p) => Err(CostError::InvalidGroup(Box::new(p.clone()))),
         }
     }
 }
@@ -144,7 +156,9 @@ pub fn evaluate_plan<C: CostModel + ?Sized>(
                 group: gi,
                 nodes: g.names(group),
                 buffer_bytes: c.buffer_bytes,
+                activation_buffer_bytes: c.activation_buffer_bytes,
                 limit,
+                buffer: model.config().buffer(),
             });
         }
         report.groups.push(c);

@@ -9,33 +9,46 @@
 //!   "cost_model": "lbdf",
 //!   "buffer_bytes": 131072,
 //!   "element_bytes": 1,
+//!   "hardware": "beta-only",
 //!   "groups": [
 //!     { "nodes": ["/conv1/Conv", "/relu/Relu"], "buffer_bytes": 30000,
-//!       "dram_bytes": 950000, "valid": true, "unfusable": false }
+//!       "dram_bytes": 950000, "valid": true, "unfusable": false,
+//!       "latency_cycles": 950000, "energy_joules": 9.5e-7 }
 //!   ],
 //!   "dram_bytes": 5974000,
 //!   "fusable_dram_bytes": 5974000,
-//!   "max_buffer_bytes": 130000
+//!   "max_buffer_bytes": 130000,
+//!   "latency_cycles": 5974000,
+//!   "latency_seconds": 0.005974,
+//!   "energy_joules": 5.974e-6
 //! }
 //! ```
 //!
 //! - `model`: the graph's name; `groups[].nodes`: ONNX node names, in node order;
+//! - `buffer_bytes`: β in all (`β_w + β_a` for split buffers, which `weight_buffer_bytes`
+//!   and `activation_buffer_bytes` then give); `element_bytes`: the activations' element
+//!   size, and `weight_element_bytes` the weights' where it differs;
 //! - `groups[].buffer_bytes`, `dram_bytes`, `valid`, `unfusable`: the group's [`GroupCost`];
-//! - `dram_bytes`, `fusable_dram_bytes`, `max_buffer_bytes`: the [`PlanReport`] totals.
+//! - `dram_bytes`, `fusable_dram_bytes`, `max_buffer_bytes`: the [`PlanReport`] totals;
+//! - `hardware`, `latency_cycles`, `latency_seconds`, `energy_joules` (plan and groups): the
+//!   [`PlanMetrics`](crate::PlanMetrics) on an [`Accelerator`], present when the file was
+//!   written with one ([`PlanFile::with_hardware`]).
 //!
 //! The costs are a record of what the model said when the file was written; reading a file
 //! back ([`PlanFile::to_plan`]) uses only the node names.
 //!
 //! [`GroupCost`]: crate::GroupCost
 
+use crate::config::OnChipBuffer;
 use crate::error::{CostError, Result};
+use crate::hardware::Accelerator;
 use crate::model::CostModel;
 use crate::plan::{PlanReport, evaluate_plan};
 use fuselage_ir::{Graph, NodeSet, Plan};
 use serde::{Deserialize, Serialize};
 
 /// One group of a [`PlanFile`].
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct GroupEntry {
     /// ONNX node names, in node order.
     pub nodes: Vec<String>,
@@ -47,6 +60,12 @@ pub struct GroupEntry {
     pub valid: bool,
     /// Whether it is the singleton of an unfusable node.
     pub unfusable: bool,
+    /// Its latency in cycles on the file's hardware.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_cycles: Option<u64>,
+    /// Its energy in joules on the file's hardware.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub energy_joules: Option<f64>,
 }
 
 /// A costed plan as JSON. See the module docs for the schema.
@@ -67,16 +86,29 @@ pub struct GroupEntry {
 /// assert_eq!(back.to_plan(&g)?, plan);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct PlanFile {
     /// The graph's name.
     pub model: String,
     /// The cost model's name (`lbdf` or `brr`).
     pub cost_model: String,
-    /// β in bytes.
+    /// β in bytes (both buffers together when they are split).
     pub buffer_bytes: u64,
-    /// b in bytes.
+    /// The weight buffer, for split buffers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub weight_buffer_bytes: Option<u64>,
+    /// The activation buffer, for split buffers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub activation_buffer_bytes: Option<u64>,
+    /// Bytes of an activation element (of every element unless `weight_element_bytes` says
+    /// otherwise).
     pub element_bytes: u64,
+    /// Bytes of a weight element, where they differ from the activations'.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub weight_element_bytes: Option<u64>,
+    /// The accelerator the latency and energy are counted on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hardware: Option<String>,
     /// The groups, in plan order.
     pub groups: Vec<GroupEntry>,
     /// Total DRAM in bytes.
@@ -85,6 +117,15 @@ pub struct PlanFile {
     pub fusable_dram_bytes: u64,
     /// MBU: the largest `F_β` of a valid group, in bytes.
     pub max_buffer_bytes: u64,
+    /// Latency in cycles on `hardware`, groups in sequence.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_cycles: Option<u64>,
+    /// Latency in seconds at `hardware`'s clock.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_seconds: Option<f64>,
+    /// Energy in joules on `hardware`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub energy_joules: Option<f64>,
 }
 
 impl PlanFile {
@@ -105,11 +146,23 @@ impl PlanFile {
         report: &PlanReport,
     ) -> Self {
         let c = model.config();
+        let split = match c.buffer() {
+            OnChipBuffer::Split {
+                weight_bytes,
+                activation_bytes,
+            } => Some((weight_bytes, activation_bytes)),
+            OnChipBuffer::Unified { .. } => None,
+        };
         PlanFile {
             model: g.name().to_string(),
             cost_model: model.name().to_string(),
             buffer_bytes: c.buffer_bytes(),
-            element_bytes: c.element_bytes(),
+            weight_buffer_bytes: split.map(|s| s.0),
+            activation_buffer_bytes: split.map(|s| s.1),
+            element_bytes: c.activation_element_bytes(),
+            weight_element_bytes: (c.uniform_element_bytes().is_none())
+                .then_some(c.weight_element_bytes()),
+            hardware: None,
             groups: plan
                 .groups
                 .iter()
@@ -120,12 +173,62 @@ impl PlanFile {
                     dram_bytes: cost.dram_bytes,
                     valid: cost.valid,
                     unfusable: cost.unfusable,
+                    latency_cycles: None,
+                    energy_joules: None,
                 })
                 .collect(),
             dram_bytes: report.dram_bytes,
             fusable_dram_bytes: report.fusable_dram_bytes,
             max_buffer_bytes: report.max_buffer_bytes,
+            latency_cycles: None,
+            latency_seconds: None,
+            energy_joules: None,
         }
+    }
+
+    /// Adds latency and energy on `hw`, plan and groups: `plan` is the file's plan and
+    /// `report` its costs under a model at `hw`'s configuration.
+    ///
+    /// # Example
+    /// ```
+    /// use fuselage_cost::{Accelerator, Lbdf, PlanFile, evaluate_plan, layer_by_layer};
+    /// let g = fuselage_zoo::build("resnet18")?;
+    /// let hw = Accelerator::preset("nvdla-small").unwrap();
+    /// let lbdf = Lbdf::new(hw.config);
+    /// let plan = layer_by_layer(&g);
+    /// let report = evaluate_plan(&lbdf, &g, &plan)?;
+    /// let file = PlanFile::from_report(&lbdf, &g, &plan, &report).with_hardware(&hw, &g, &plan, &report);
+    /// assert_eq!(file.hardware.as_deref(), Some("nvdla-small"));
+    /// let cycles: u64 = file.groups.iter().map(|e| e.latency_cycles.unwrap()).sum();
+    /// assert_eq!(file.latency_cycles, Some(cycles));
+    /// let back = PlanFile::from_json(&file.to_json())?;
+    /// assert_eq!((back.latency_cycles, back.to_plan(&g)?), (file.latency_cycles, plan));
+    /// let (e, f) = (back.energy_joules.unwrap(), file.energy_joules.unwrap());
+    /// assert!((e - f).abs() <= 1e-12 * f);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn with_hardware(
+        mut self,
+        hw: &Accelerator,
+        g: &Graph,
+        plan: &Plan,
+        report: &PlanReport,
+    ) -> Self {
+        let mut total = crate::hardware::PlanMetrics {
+            clock_hz: hw.clock_hz,
+            ..Default::default()
+        };
+        for ((entry, set), cost) in self.groups.iter_mut().zip(&plan.groups).zip(&report.groups) {
+            let m = hw.group_metrics(g, set, cost);
+            total.add(&m);
+            entry.latency_cycles = Some(m.latency_cycles);
+            entry.energy_joules = Some(m.energy_fj as f64 * 1e-15);
+        }
+        self.hardware = Some(hw.name.clone());
+        self.latency_cycles = Some(total.latency_cycles);
+        self.latency_seconds = Some(total.latency_seconds());
+        self.energy_joules = Some(total.energy_joules());
+        self
     }
 
     /// Pretty-printed JSON.

@@ -156,11 +156,11 @@ impl View {
         &self.ports[self.port_start[i] as usize..self.port_start[i + 1] as usize]
     }
 
-    /// Flattens `group` of `g` with `b`-byte elements.
+    /// Flattens `group` of `g` with `(weight, activation)` element sizes of `b` bytes.
     ///
     /// # Errors
     /// [`CostError::GroupSize`], or the IR's error for an empty or disconnected group.
-    pub fn build(&mut self, g: &Graph, group: &NodeSet, b: u64) -> Result<()> {
+    pub fn build(&mut self, g: &Graph, group: &NodeSet, (wb, b): (u64, u64)) -> Result<()> {
         if group.capacity() != g.len() {
             return Err(CostError::GroupSize {
                 model: g.name().to_string(),
@@ -199,7 +199,7 @@ impl View {
                 kind,
             });
         }
-        self.weight_bytes = weights * b;
+        self.weight_bytes = weights.saturating_mul(wb);
         self.uf.clear();
         self.uf.extend(0..m as u32);
         for i in 0..m {
@@ -465,7 +465,7 @@ fn with_scratch<R>(f: impl FnOnce(&mut Scratch) -> R) -> R {
     })
 }
 
-/// Runs `f` on this thread's [`View`] of `group`, built at `config`'s element size: the
+/// Runs `f` on this thread's [`View`] of `group`, built at `config`'s element sizes: the
 /// first step of every model's and the simulator's answer.
 pub(crate) fn with_view<R>(
     g: &Graph,
@@ -474,7 +474,14 @@ pub(crate) fn with_view<R>(
     f: impl FnOnce(&mut View) -> Result<R>,
 ) -> Result<R> {
     with_scratch(|s| {
-        s.view.build(g, group, config.element_bytes())?;
+        s.view.build(
+            g,
+            group,
+            (
+                config.weight_element_bytes(),
+                config.activation_element_bytes(),
+            ),
+        )?;
         f(&mut s.view)
     })
 }
@@ -486,7 +493,7 @@ mod tests {
 
     fn view(g: &Graph, names: &[&str]) -> View {
         let mut v = View::default();
-        v.build(g, &g.set_of(names).unwrap(), 1).unwrap();
+        v.build(g, &g.set_of(names).unwrap(), (1, 1)).unwrap();
         v
     }
 

@@ -4,7 +4,7 @@
 
 use crate::config::CostConfig;
 use crate::error::Result;
-use crate::model::{CostModel, GroupCost, TensorCost};
+use crate::model::{CostModel, GroupCost, OnChipBytes, TensorCost};
 use crate::view::with_view;
 use fuselage_ir::{Graph, NodeSet};
 
@@ -52,11 +52,14 @@ impl CostModel for WholeTensor {
         with_view(g, group, &self.config, |v| {
             let io = v.io_bytes();
             let w = v.weight_bytes;
-            let buffer_bytes = w + v.tensors.iter().map(|t| t.bytes()).sum::<u64>();
+            let activations = v.tensors.iter().map(|t| t.bytes()).sum::<u64>();
             Ok(GroupCost::new(
                 &self.config,
                 v.len(),
-                buffer_bytes,
+                OnChipBytes {
+                    weights: w,
+                    activations,
+                },
                 io.0 + io.1 + w,
                 w,
                 io,
@@ -66,8 +69,12 @@ impl CostModel for WholeTensor {
     }
 
     /// `F_β` itself: the weights and every tensor touched, whole, only grow with the group.
-    fn buffer_floor(&self, g: &Graph, group: &NodeSet) -> Result<u64> {
-        Ok(self.evaluate(g, group)?.buffer_bytes)
+    fn buffer_floor(&self, g: &Graph, group: &NodeSet) -> Result<OnChipBytes> {
+        let c = self.evaluate(g, group)?;
+        Ok(OnChipBytes {
+            weights: c.weight_bytes,
+            activations: c.activation_buffer_bytes,
+        })
     }
 
     fn breakdown(&self, g: &Graph, group: &NodeSet) -> Result<Option<Vec<TensorCost>>> {

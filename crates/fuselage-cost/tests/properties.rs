@@ -160,14 +160,18 @@ proptest! {
         let config = CostConfig::new(1 << 20).unwrap();
         for lbdf in [Lbdf::new(config), Lbdf::literal(config)] {
             let floor = lbdf.buffer_floor(&g, &small).unwrap();
-            prop_assert!(floor <= lbdf.evaluate(&g, &small).unwrap().buffer_bytes);
-            prop_assert!(floor <= lbdf.evaluate(&g, &big).unwrap().buffer_bytes);
+            for grp in [&small, &big] {
+                let c = lbdf.evaluate(&g, grp).unwrap();
+                prop_assert!(floor.weights <= c.buffer_bytes - c.activation_buffer_bytes);
+                prop_assert!(floor.activations <= c.activation_buffer_bytes);
+            }
         }
         let brr = Brr::new(config);
         let floor = brr.buffer_floor(&g, &small).unwrap();
+        prop_assert_eq!(floor.weights, 0);
         for grp in [&small, &big] {
             let f1 = brr.evaluate(&g, grp).unwrap().tiling.unwrap().min_footprint_bytes;
-            prop_assert!(floor <= f1, "floor {} > F(1) {}", floor, f1);
+            prop_assert!(floor.activations <= f1, "floor {:?} > F(1) {}", floor, f1);
         }
     }
 }

@@ -35,6 +35,9 @@ pub enum PipelineError {
         /// The least buffer any single op needs.
         smallest: u64,
     },
+    /// A buffer sweep that cannot run as asked (an empty range, split buffers).
+    #[error("sweep: {0}")]
+    Sweep(String),
 }
 
 /// The pipeline's result type.

@@ -24,6 +24,9 @@
 //! [`ExplainerFactory`]: [`Baselines`] here makes the burn-free ones (`cost`, `random`), and
 //! the facade `fuselage` supplies one that makes all five.
 //!
+//! [`sweep`] is the buffer sweep: the exact optimal DRAM against a unified buffer's size, with
+//! the sizes at which the optimal plan changes.
+//!
 //! One cost model serves the search, the splitter and the cost explainer: a kind is wrapped in
 //! [`Cached`], and a model passed in is used as it is (pass a [`Cached`] one, shared between
 //! planners if you like: a cache never changes an answer).
@@ -49,14 +52,19 @@
 #![deny(clippy::unwrap_used, clippy::expect_used)]
 
 mod error;
+mod sweep;
 
 pub use error::{PipelineError, Result};
+pub use sweep::{Breakpoint, Sweep, SweepPoint, sweep};
 
-use fuselage_cost::{Cached, CostConfig, CostKind, CostModel, PlanFile, PlanReport, evaluate_plan};
+use fuselage_cost::{
+    Accelerator, Cached, CostConfig, CostKind, CostModel, Objective, PlanFile, PlanMetrics,
+    PlanReport, evaluate_plan,
+};
 use fuselage_explain::{CostExplainer, Explainer, ExplainerKind, RandomExplainer};
 use fuselage_ir::{Graph, NodeSet};
 use fuselage_search::{
-    Budget, Optimal, Problem, SearchKind, SearchResult, SearchStrategy, StopReason,
+    Budget, Optimal, Pair, Problem, SearchKind, SearchResult, SearchStrategy, StopReason,
 };
 use fuselage_split::{GetSplitter, RandomSplitter, SplitMemo, SplitStats, Splitter};
 use std::sync::Arc;
@@ -79,8 +87,21 @@ pub enum Reference {
 pub struct Optimum {
     /// Its total DRAM, bytes.
     pub dram_bytes: u64,
+    /// Its value of the run's objective ([`fuselage_search::Score::cost`]).
+    pub cost: u128,
     /// Whether [`Optimal`] finished (exact over its family) rather than stop at its limit.
+    /// Never for EDP, for which `Optimal` is not exact.
     pub proven: bool,
+}
+
+impl Optimum {
+    fn of(result: &SearchResult, objective: Objective) -> Optimum {
+        Optimum {
+            dram_bytes: result.score.dram_bytes,
+            cost: result.score.cost,
+            proven: result.stop == StopReason::Exhausted && objective.is_additive(),
+        }
+    }
 }
 
 /// What the cost explainer and a factory may read when making an explainer.
@@ -172,6 +193,15 @@ pub struct Outcome {
     pub split: SplitStats,
     /// The compulsory traffic no plan beats, bytes.
     pub lower_bound: u64,
+    /// What no plan's objective beats ([`Problem::remaining_bound`] of the whole graph; for
+    /// EDP the product of the latency and energy bounds). Equal to `lower_bound` for DRAM.
+    pub objective_bound: u128,
+    /// What the search minimised.
+    pub objective: Objective,
+    /// The accelerator latency and energy are counted on (β-only unless one was given).
+    pub hardware: Accelerator,
+    /// The best plan's latency and energy on it.
+    pub metrics: PlanMetrics,
     /// The exact optimum, unless [`Reference::Off`]; for [`SearchKind::Optimal`] the run itself.
     pub reference: Option<Optimum>,
     /// Wall-clock seconds of the search (the reference optimum not included).
@@ -202,6 +232,9 @@ pub struct Planner<'a> {
     progress: Option<&'a (dyn Fn(u64, u64) + Sync)>,
     reference: Reference,
     factory: &'a dyn ExplainerFactory,
+    hardware: Option<Accelerator>,
+    objective: Objective,
+    pair: Pair,
 }
 
 impl<'a> Planner<'a> {
@@ -233,7 +266,52 @@ impl<'a> Planner<'a> {
             progress: None,
             reference: Reference::Within(Duration::from_secs(10)),
             factory: &Baselines,
+            hardware: None,
+            objective: Objective::Dram,
+            pair: Pair::ObjectiveBuffer,
         }
+    }
+
+    /// A planner over `graph` with the built-in cost model `kind` on the accelerator `hw`
+    /// (its buffer and element sizes), counting latency and energy on it.
+    ///
+    /// ```
+    /// use fuselage_cost::{Accelerator, CostKind, Objective};
+    /// use fuselage_pipeline::{Planner, Reference};
+    /// use fuselage_search::SearchKind;
+    /// let g = fuselage_zoo::build("resnet18")?;
+    /// let hw = Accelerator::preset("nvdla-small").unwrap();
+    /// let out = Planner::on(&g, CostKind::Lbdf, hw)
+    ///     .objective(Objective::Latency)
+    ///     .search(SearchKind::Optimal)
+    ///     .run()?;
+    /// assert!(out.reference.unwrap().proven);
+    /// assert_eq!(out.result.score.cost, u128::from(out.metrics.latency_cycles));
+    /// assert!(out.objective_bound <= out.result.score.cost);
+    /// assert_eq!(out.plan_file.latency_cycles, Some(out.metrics.latency_cycles));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn on(graph: &'a Graph, kind: CostKind, hw: Accelerator) -> Self {
+        Planner::new(graph, kind, hw.config).hardware(hw)
+    }
+
+    /// Counts latency and energy on `hw` (the cost model should be at `hw.config`).
+    pub fn hardware(mut self, hw: Accelerator) -> Self {
+        self.hardware = Some(hw);
+        self
+    }
+
+    /// What the search (and the reference optimum) minimises (default DRAM).
+    pub fn objective(mut self, objective: Objective) -> Self {
+        self.objective = objective;
+        self
+    }
+
+    /// Has NSGA-II rank latency and energy, for a (latency, energy) front in
+    /// [`SearchResult::front`] (EDP does so anyway).
+    pub fn pareto(mut self) -> Self {
+        self.pair = Pair::LatencyEnergy;
+        self
     }
 
     /// Says which built-in cost model a [`with_model`](Self::with_model) model is (a shared
@@ -376,7 +454,12 @@ impl<'a> Planner<'a> {
                 Box::new(get)
             }
         };
-        let p = Problem::new(g, model.as_ref(), splitter.as_ref())?;
+        let hardware = self
+            .hardware
+            .unwrap_or_else(|| Accelerator::beta_only(*model.config()));
+        let p = Problem::new(g, model.as_ref(), splitter.as_ref())?
+            .with_hardware(hardware.clone(), self.objective)
+            .with_pair(self.pair);
         check_something_fits(g, &p)?;
         let (strategy, exact_search): (Box<dyn SearchStrategy + 'a>, bool) = match self.search {
             SearchSource::Kind(kind) => (kind.strategy(), kind == SearchKind::Optimal),
@@ -399,10 +482,7 @@ impl<'a> Planner<'a> {
         let split = p.split_stats().unwrap_or_default();
         let cost_seconds = p.cost_seconds() + split.cost_seconds;
         let reference = if exact_search {
-            Some(Optimum {
-                dram_bytes: result.score.dram_bytes,
-                proven: result.stop == StopReason::Exhausted,
-            })
+            Some(Optimum::of(&result, self.objective))
         } else {
             let limit = match self.reference {
                 Reference::Off => None,
@@ -420,15 +500,21 @@ impl<'a> Planner<'a> {
                         b = b.with_stop(flag);
                     }
                     let r = Optimal::default().run(&p, &b, self.seed)?;
-                    Some(Optimum {
-                        dram_bytes: r.score.dram_bytes,
-                        proven: r.stop == StopReason::Exhausted,
-                    })
+                    Some(Optimum::of(&r, self.objective))
                 }
             }
         };
         let report = evaluate_plan(model.as_ref(), g, &result.plan)?;
-        let plan_file = PlanFile::from_report(model.as_ref(), g, &result.plan, &report);
+        let plan_file = PlanFile::from_report(model.as_ref(), g, &result.plan, &report)
+            .with_hardware(&hardware, g, &result.plan, &report);
+        let metrics = hardware.plan_metrics(g, &result.plan, &report);
+        let none_covered = NodeSet::new(g.len());
+        let objective_bound = if self.objective.is_additive() {
+            u128::from(p.remaining_bound(&none_covered))
+        } else {
+            u128::from(p.sibling(Objective::Latency).remaining_bound(&none_covered))
+                * u128::from(p.sibling(Objective::Energy).remaining_bound(&none_covered))
+        };
         Ok(Outcome {
             names: Names {
                 cost_model: model.name().to_string(),
@@ -437,6 +523,10 @@ impl<'a> Planner<'a> {
                 explainer: explainer_name,
             },
             lower_bound: p.lower_bound(),
+            objective_bound,
+            objective: self.objective,
+            hardware,
+            metrics,
             config: *model.config(),
             result,
             report,

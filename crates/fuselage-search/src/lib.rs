@@ -35,6 +35,6 @@ pub use kind::SearchKind;
 pub use local::LocalSearch;
 pub use nsga2::{Nsga2, crowding_distance, non_dominated_sort};
 pub use optimal::{Optimal, depth_first_order, order_of_plan};
-pub use problem::{Problem, Score, lower_bound, remaining_lower_bound};
+pub use problem::{Pair, Problem, Score, lower_bound, remaining_lower_bound};
 pub use random::RandomSearch;
 pub use strategy::{Budget, SearchResult, SearchStrategy, StopReason, Tracker};

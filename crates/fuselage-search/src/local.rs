@@ -57,8 +57,8 @@ impl SearchStrategy for LocalSearch {
             }
             if pop.len() < self.population.max(1) {
                 pop.push((child, score));
-            } else if let Some(worst) = (0..pop.len()).max_by_key(|&i| (pop[i].1.dram_bytes, i))
-                && score.dram_bytes < pop[worst].1.dram_bytes
+            } else if let Some(worst) = (0..pop.len()).max_by_key(|&i| (pop[i].1.cost, i))
+                && score.cost < pop[worst].1.cost
             {
                 pop[worst] = (child, score);
             }

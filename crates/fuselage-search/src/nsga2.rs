@@ -9,14 +9,17 @@ use fuselage_ir::Plan;
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-/// NSGA-II with population 10, minimising total DRAM and MBU.
+/// NSGA-II with population 10, minimising the problem's [`pair`](Problem::pair): total DRAM
+/// and MBU by default, latency and energy for `--pareto latency,energy` and EDP.
 ///
 /// Each generation makes `population` children: two parents by binary tournament (lower
 /// non-domination rank, then larger crowding distance), one-point crossover along node order
 /// with probability `crossover`, then one mutation with probability `mutation`; children are
 /// repaired and evaluated; parents and children together are sorted into non-dominated fronts
 /// and the next population is filled front by front, the last front by crowding distance. The
-/// result is the minimum-DRAM member of the final front, and the front itself.
+/// result is the evaluated plan of least [`Score::cost`] (the objective; EDP is the product
+/// of the pair), and the front: every evaluated plan that no other evaluated plan dominates,
+/// one per distinct pair, not only the last population's first front.
 #[derive(Clone, Debug)]
 pub struct Nsga2 {
     /// Population size (default 10).
@@ -75,7 +78,7 @@ pub fn non_dominated_sort(scores: &[Score]) -> Vec<Vec<usize>> {
 /// Crowding distance of each member of one front (infinite at the extremes).
 pub fn crowding_distance(scores: &[Score], front: &[usize]) -> Vec<f64> {
     let mut dist = vec![0.0; front.len()];
-    let objectives: [fn(&Score) -> u64; 2] = [|s| s.dram_bytes, |s| s.max_buffer_bytes];
+    let objectives: [fn(&Score) -> u64; 2] = [|s| s.pair[0], |s| s.pair[1]];
     for obj in objectives {
         let mut idx: Vec<usize> = (0..front.len()).collect();
         idx.sort_by_key(|&k| (obj(&scores[front[k]]), front[k]));
@@ -119,10 +122,12 @@ impl SearchStrategy for Nsga2 {
         let mut t = Tracker::new(budget);
         let size = self.population.max(2);
         let mut pop: Vec<(Plan, Score)> = Vec::with_capacity(2 * size);
+        let mut archive = Archive::default();
         while pop.len() < size && !t.done() {
             let plan = p.repair(random_plan(p, self.max_segment, &mut rng), &mut rng)?;
             let score = p.score(&plan)?;
             t.record(&plan, score);
+            archive.offer(score);
             pop.push((plan, score));
         }
         while !t.done() {
@@ -158,6 +163,7 @@ impl SearchStrategy for Nsga2 {
                 let child = p.repair(child, &mut rng)?;
                 let score = p.score(&child)?;
                 t.record(&child, score);
+                archive.offer(score);
                 children.push((child, score));
             }
             pop.extend(children);
@@ -182,14 +188,25 @@ impl SearchStrategy for Nsga2 {
             let mut old: Vec<Option<(Plan, Score)>> = pop.into_iter().map(Some).collect();
             pop = keep.into_iter().filter_map(|i| old[i].take()).collect();
         }
-        let scores: Vec<Score> = pop.iter().map(|(_, s)| *s).collect();
-        let mut front: Vec<Score> = non_dominated_sort(&scores)
-            .first()
-            .map(|f| f.iter().map(|&i| scores[i]).collect())
-            .unwrap_or_default();
-        front.sort_by_key(|s| (s.dram_bytes, s.max_buffer_bytes));
-        front.dedup();
+        let mut front = archive.0;
+        front.sort_by_key(|s| s.pair);
         Ok(t.finish(StopReason::Budget, front))
+    }
+}
+
+/// The plans evaluated so far that no other evaluated plan dominates, one per distinct pair
+/// (the first found): the front a run returns, so that no plan it ever evaluated — not only
+/// the last population — beats a point of it.
+#[derive(Default)]
+struct Archive(Vec<Score>);
+
+impl Archive {
+    fn offer(&mut self, s: Score) {
+        if self.0.iter().any(|a| a.pair == s.pair || a.dominates(&s)) {
+            return;
+        }
+        self.0.retain(|a| !s.dominates(a));
+        self.0.push(s);
     }
 }
 
@@ -203,7 +220,30 @@ mod tests {
             fusable_dram_bytes: d,
             max_buffer_bytes: m,
             groups: 1,
+            latency_cycles: 0,
+            energy_fj: 0,
+            cost: u128::from(d),
+            pair: [d, m],
         }
+    }
+
+    #[test]
+    fn the_archive_keeps_what_nothing_dominates() {
+        let mut a = Archive::default();
+        for x in [
+            s(5, 5),
+            s(3, 6),
+            s(4, 4),
+            s(4, 4),
+            s(6, 3),
+            s(2, 7),
+            s(3, 3),
+        ] {
+            a.offer(x);
+        }
+        let mut pairs: Vec<[u64; 2]> = a.0.iter().map(|x| x.pair).collect();
+        pairs.sort();
+        assert_eq!(pairs, vec![[2, 7], [3, 3]]);
     }
 
     #[test]

@@ -36,9 +36,10 @@
 //!   module; the components are steps of their own.)
 //! - **Buffer floors.** An extension whose [`buffer_floor`](fuselage_cost::CostModel::buffer_floor)
 //!   does not fit is not grown further: no group containing it can be valid.
-//! - **A bound.** The order programmes (family 2) run first; a state whose cost plus the
-//!   traffic the rest must move ([`remaining_lower_bound`]) reaches their best plan is not
-//!   extended, since no plan through it can beat that plan.
+//! - **A bound.** The order programmes (family 2) run first; a state whose cost plus what the
+//!   rest must cost at least ([`Problem::remaining_bound`]: the traffic it must move, and for
+//!   latency and energy the MACs it must do) reaches their best plan is not extended, since
+//!   no plan through it can beat that plan.
 //!
 //! The states of one size are expanded in parallel, each extension generation is costed in
 //! parallel, and the results are merged in a fixed order, so the plan is the same whatever the
@@ -66,13 +67,22 @@
 //! So, exactly: no plan whose groups all have at most `max_group` nodes, and no plan contiguous
 //! in a candidate order within the segment limits above, moves less DRAM than the result.
 //!
+//! **Objectives.** Both programmes sum a group value, so they are exact for every additive
+//! [`Objective`] of the problem: DRAM bytes (above), latency cycles or energy (each group's
+//! value on the problem's accelerator). EDP is a product of two sums and has no such
+//! programme: for it `Optimal` runs the latency and the energy programmes and returns the
+//! one of the two plans with the smaller EDP. That plan is not proven optimal; the product of
+//! the two optima is a proven lower bound (no plan is faster than the first or cheaper than
+//! the second), which [`Optimal::edp_bound`] gives.
+//!
 //! Complexity: family 1 costs O(states · connected extensions) cost-model calls, family 2
 //! O(orders · n · max_segment); both go through the problem's (cached) model. A segment whose
 //! component's buffer floor does not fit ends the extension of its start at once.
 
 use crate::error::Result;
-use crate::problem::{Problem, remaining_lower_bound};
+use crate::problem::{Problem, Score};
 use crate::strategy::{Budget, SearchResult, SearchStrategy, StopReason};
+use fuselage_cost::Objective;
 use fuselage_ir::sample::{components, random_topological_order};
 use fuselage_ir::{Graph, NodeId, NodeSet, Plan};
 use rand::SeedableRng;
@@ -221,7 +231,7 @@ impl Optimal {
 impl Optimal {
     /// The exact best plan over all plans whose groups have at most `max_group` nodes (family 1
     /// of the module docs): a dynamic programme whose states are down-sets. Returns the plan,
-    /// its DRAM and the number of extensions costed.
+    /// its objective value and the number of extensions costed.
     ///
     /// # Errors
     /// When the cost model fails.
@@ -260,7 +270,6 @@ impl Optimal {
         let g = p.graph();
         let n = g.len();
         let net = Net::of(g);
-        let element_bytes = p.model().config().element_bytes();
         // best[D] = (cost of covering D, the down-set D came from).
         let mut best: FxMap<NodeSet, (u64, NodeSet)> = FxMap::default();
         let empty = NodeSet::new(n);
@@ -281,9 +290,7 @@ impl Optimal {
                 .par_iter()
                 .map(|d| {
                     let base = best[d].0;
-                    if upper != u64::MAX
-                        && base.saturating_add(remaining_lower_bound(g, element_bytes, d)) >= upper
-                    {
+                    if upper != u64::MAX && base.saturating_add(p.remaining_bound(d)) >= upper {
                         return Ok(Expansion::default());
                     }
                     self.expand(p, &net, d, base, upper)
@@ -354,7 +361,7 @@ impl Optimal {
             let costs: Vec<Result<(Option<u64>, bool)>> = level
                 .par_iter()
                 .map(|e| {
-                    let dram = p.admissible_dram(e)?;
+                    let dram = p.admissible_value(e)?;
                     let grow = e.len() < max_group && (dram.is_some() || p.fits_somewhere(e)?);
                     Ok((dram, grow))
                 })
@@ -435,17 +442,10 @@ struct Expansion {
     costed: u64,
 }
 
-/// Replaces `best` by `plan` when `plan` moves strictly less DRAM (the first of equals stays).
-fn keep_better(
-    p: &Problem<'_>,
-    best: &mut Option<(Plan, crate::problem::Score)>,
-    plan: Plan,
-) -> Result<()> {
+/// Replaces `best` by `plan` when `plan` costs strictly less (the first of equals stays).
+fn keep_better(p: &Problem<'_>, best: &mut Option<(Plan, Score)>, plan: Plan) -> Result<()> {
     let score = p.score(&plan)?;
-    if best
-        .as_ref()
-        .is_none_or(|(_, s)| score.dram_bytes < s.dram_bytes)
-    {
+    if best.as_ref().is_none_or(|(_, s)| score.cost < s.cost) {
         *best = Some((plan, score));
     }
     Ok(())
@@ -453,7 +453,7 @@ fn keep_better(
 
 /// How the down-set programme ended.
 enum Downsets {
-    /// The best plan of the family below the bound, its DRAM and the extensions costed.
+    /// The best plan of the family below the bound, its objective value and the extensions costed.
     Found(Plan, u64, u64),
     /// No plan of the family moves less than the bound (after this many extensions).
     NoneBelow(u64),
@@ -463,18 +463,18 @@ enum Downsets {
 
 /// What a segment of an order costs.
 enum Segment {
-    /// `Σ F_D` of its components, all admissible.
+    /// The summed objective of its components, all admissible.
     Fits(u64),
     /// A component is inadmissible; `dead` when its buffer floor does not fit, so that no
     /// longer segment from the same start (whose components contain this one) fits either.
     Inadmissible { dead: bool },
 }
 
-/// `Σ F_D` of the segment's components, or why it has none.
+/// The summed objective of the segment's components, or why it has none.
 fn segment_cost(p: &Problem<'_>, segment: &NodeSet) -> Result<Segment> {
     let mut total = 0;
     for c in components(p.graph(), segment) {
-        match p.admissible_dram(&c)? {
+        match p.admissible_value(&c)? {
             Some(dram) => total += dram,
             None => {
                 return Ok(Segment::Inadmissible {
@@ -502,13 +502,79 @@ impl SearchStrategy for Optimal {
     /// passes, and the best plan so far comes back with [`StopReason::TimeLimit`] (not
     /// proven). The first order (the graph's own) always runs, so a plan always comes back.
     fn run(&self, p: &Problem<'_>, budget: &Budget<'_>, seed: u64) -> Result<SearchResult> {
+        if !p.objective().is_additive() {
+            return self.run_edp(p, budget, seed).map(|(result, _)| result);
+        }
+        self.run_additive(p, budget, seed)
+    }
+}
+
+impl Optimal {
+    /// EDP (see the module docs): the exact latency and energy optima, the one of smaller EDP
+    /// first, and the proven lower bound `latency* × energy*` when both programmes finished.
+    fn run_edp(
+        &self,
+        p: &Problem<'_>,
+        budget: &Budget<'_>,
+        seed: u64,
+    ) -> Result<(SearchResult, Option<u128>)> {
+        let fast = self.run_additive(&p.sibling(Objective::Latency), budget, seed)?;
+        let frugal = self.run_additive(&p.sibling(Objective::Energy), budget, seed)?;
+        let bound = (fast.stop == StopReason::Exhausted && frugal.stop == StopReason::Exhausted)
+            .then(|| u128::from(fast.score.latency_cycles) * u128::from(frugal.score.energy_fj));
+        let stop = if fast.stop == StopReason::Exhausted {
+            frugal.stop
+        } else {
+            fast.stop
+        };
+        let mut best = None;
+        keep_better(p, &mut best, fast.plan)?;
+        keep_better(p, &mut best, frugal.plan)?;
+        let (plan, score) = match best {
+            Some(b) => b,
+            None => (Plan::default(), Score::worst()),
+        };
+        let history = vec![u64::try_from(score.cost).unwrap_or(u64::MAX)];
+        Ok((
+            SearchResult {
+                plan,
+                score,
+                evaluations: fast.evaluations + frugal.evaluations,
+                history,
+                stop,
+                front: Vec::new(),
+            },
+            bound,
+        ))
+    }
+
+    /// The proven EDP lower bound of `p` (see the module docs): the exact latency optimum
+    /// times the exact energy optimum, or `None` when `budget` cut either programme short.
+    ///
+    /// # Errors
+    /// When the cost model fails.
+    pub fn edp_bound(
+        &self,
+        p: &Problem<'_>,
+        budget: &Budget<'_>,
+        seed: u64,
+    ) -> Result<Option<u128>> {
+        Ok(self.run_edp(p, budget, seed)?.1)
+    }
+
+    fn run_additive(
+        &self,
+        p: &Problem<'_>,
+        budget: &Budget<'_>,
+        seed: u64,
+    ) -> Result<SearchResult> {
         use rayon::prelude::*;
         let g = p.graph();
         let orders = self.candidate_orders(g, seed);
         let steps = orders.len() as u64 + 1;
         let mut stop = StopReason::Exhausted;
         let mut evaluations = 0;
-        let mut best: Option<(Plan, crate::problem::Score)> = None;
+        let mut best: Option<(Plan, Score)> = None;
         let mut history = Vec::new();
         // The orders run in parallel and are compared in their own order: the same plan comes
         // back whatever the thread count. Past the time limit an order is skipped (the first
@@ -535,11 +601,11 @@ impl SearchStrategy for Optimal {
             evaluations += costed;
             keep_better(p, &mut best, plan)?;
             if let Some((_, s)) = &best {
-                history.push(s.dram_bytes);
+                history.push(s.capped_cost());
             }
         }
         if stop == StopReason::Exhausted {
-            let upper = best.as_ref().map_or(u64::MAX, |(_, s)| s.dram_bytes);
+            let upper = best.as_ref().map_or(u64::MAX, |(_, s)| s.capped_cost());
             match self.downsets_until(p, budget, upper)? {
                 Downsets::Found(plan, _, costed) => {
                     evaluations += costed;
@@ -549,7 +615,7 @@ impl SearchStrategy for Optimal {
                 Downsets::GaveUp => stop = budget.cut_short(),
             }
             if let Some((_, s)) = &best {
-                history.push(s.dram_bytes);
+                history.push(s.capped_cost());
             }
         }
         budget.report(budget.evaluations());

@@ -3,7 +3,7 @@
 //! bound. Acyclicity is [`PlanGraph`](fuselage_ir::PlanGraph)'s.
 
 use crate::error::Result;
-use fuselage_cost::{CostModel, unfusable_nodes};
+use fuselage_cost::{Accelerator, CostConfig, CostModel, GroupCost, Objective, unfusable_nodes};
 use fuselage_ir::{Graph, NodeSet, Plan, Source};
 use fuselage_split::{SplitStats, Splitter};
 use rand_chacha::ChaCha8Rng;
@@ -11,7 +11,8 @@ use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-/// The two objectives of a plan, and what the summary prints beside them.
+/// What a plan scores: the objective strategies minimise, the pair NSGA-II ranks, and what
+/// the summary prints beside them.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Score {
     /// Total DRAM bytes: every group, unfusable singletons included.
@@ -22,16 +23,57 @@ pub struct Score {
     pub max_buffer_bytes: u64,
     /// Number of groups.
     pub groups: usize,
+    /// Latency in cycles on the problem's accelerator (groups in sequence).
+    pub latency_cycles: u64,
+    /// Energy in femtojoules on the problem's accelerator.
+    pub energy_fj: u64,
+    /// The problem's [`Objective`]: DRAM bytes, cycles, femtojoules, or cycles × femtojoules
+    /// for EDP. Every strategy minimises it.
+    pub cost: u128,
+    /// The two values NSGA-II ranks ([`Problem::pair`]): the objective and the MBU, or
+    /// latency and energy.
+    pub pair: [u64; 2],
 }
 
 impl Score {
-    /// Whether `self` is at least as good as `other` on both objectives and better on one.
+    /// Whether `self` is at least as good as `other` on both values of the pair and better on
+    /// one.
     pub fn dominates(&self, other: &Score) -> bool {
-        self.dram_bytes <= other.dram_bytes
-            && self.max_buffer_bytes <= other.max_buffer_bytes
-            && (self.dram_bytes < other.dram_bytes
-                || self.max_buffer_bytes < other.max_buffer_bytes)
+        let [a0, a1] = self.pair;
+        let [b0, b1] = other.pair;
+        a0 <= b0 && a1 <= b1 && (a0 < b0 || a1 < b1)
     }
+
+    /// [`cost`](Self::cost) as a `u64`, saturating (exact for the additive objectives, whose
+    /// sums saturate at `u64::MAX` anyway).
+    pub fn capped_cost(&self) -> u64 {
+        u64::try_from(self.cost).unwrap_or(u64::MAX)
+    }
+
+    /// The score of no plan at all: worse than every real one.
+    pub fn worst() -> Score {
+        Score {
+            dram_bytes: u64::MAX,
+            fusable_dram_bytes: u64::MAX,
+            max_buffer_bytes: u64::MAX,
+            groups: 0,
+            latency_cycles: u64::MAX,
+            energy_fj: u64::MAX,
+            cost: u128::MAX,
+            pair: [u64::MAX; 2],
+        }
+    }
+}
+
+/// Which two values NSGA-II ranks plans by.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Pair {
+    /// The objective and the MBU (the paper's DRAM–MBU front when the objective is DRAM).
+    #[default]
+    ObjectiveBuffer,
+    /// Latency and energy (`--pareto latency,energy`, and EDP).
+    LatencyEnergy,
 }
 
 /// What a search works on. Build one with [`Problem::new`]; strategies borrow it.
@@ -39,6 +81,9 @@ pub struct Problem<'a> {
     graph: &'a Graph,
     model: &'a dyn CostModel,
     splitter: &'a dyn Splitter,
+    hw: Accelerator,
+    objective: Objective,
+    pair: Pair,
     unfusable: NodeSet,
     /// Nanoseconds in the cost model (atomic, so that a problem is `Sync` and strategies can
     /// evaluate in parallel).
@@ -49,7 +94,9 @@ pub struct Problem<'a> {
 impl<'a> Problem<'a> {
     /// A problem over `graph`, costed by `model` (wrap it in
     /// [`Cached`](fuselage_cost::Cached): searches ask about the same groups again and again),
-    /// repaired by `splitter`. Finds the unfusable nodes once, up front.
+    /// repaired by `splitter`. Finds the unfusable nodes once, up front. It minimises DRAM on
+    /// the β-only accelerator of the model's configuration until
+    /// [`with_hardware`](Self::with_hardware) says otherwise.
     ///
     /// # Errors
     /// When the cost model fails on a single node.
@@ -63,10 +110,69 @@ impl<'a> Problem<'a> {
             graph,
             model,
             splitter,
+            hw: Accelerator::beta_only(*model.config()),
+            objective: Objective::Dram,
+            pair: Pair::ObjectiveBuffer,
             unfusable,
             cost_nanos: AtomicU64::new(0),
             split_baseline: splitter.stats(),
         })
+    }
+
+    /// The same problem on `hw` (whose [`config`](Accelerator::config) the model should be
+    /// at), minimising `objective`. EDP ranks latency and energy in NSGA-II.
+    pub fn with_hardware(mut self, hw: Accelerator, objective: Objective) -> Self {
+        self.hw = hw;
+        self.objective = objective;
+        if !objective.is_additive() {
+            self.pair = Pair::LatencyEnergy;
+        }
+        self
+    }
+
+    /// The same problem with NSGA-II ranking `pair`.
+    pub fn with_pair(mut self, pair: Pair) -> Self {
+        self.pair = if self.objective.is_additive() {
+            pair
+        } else {
+            Pair::LatencyEnergy
+        };
+        self
+    }
+
+    /// A problem over the same graph, model, splitter and hardware minimising `objective`
+    /// (the unfusable nodes are not found again).
+    pub fn sibling(&self, objective: Objective) -> Problem<'a> {
+        Problem {
+            graph: self.graph,
+            model: self.model,
+            splitter: self.splitter,
+            hw: self.hw.clone(),
+            objective,
+            pair: if objective.is_additive() {
+                self.pair
+            } else {
+                Pair::LatencyEnergy
+            },
+            unfusable: self.unfusable.clone(),
+            cost_nanos: AtomicU64::new(0),
+            split_baseline: self.splitter.stats(),
+        }
+    }
+
+    /// The accelerator latency and energy are counted on.
+    pub fn hardware(&self) -> &Accelerator {
+        &self.hw
+    }
+
+    /// What every strategy minimises.
+    pub fn objective(&self) -> Objective {
+        self.objective
+    }
+
+    /// What NSGA-II ranks.
+    pub fn pair(&self) -> Pair {
+        self.pair
     }
 
     /// The graph.
@@ -152,16 +258,22 @@ impl<'a> Problem<'a> {
         group.is_singleton() && group.first().is_some_and(|v| self.unfusable.contains(v))
     }
 
-    /// `F_D` of a group that may stand in a plan, or `None` when it may not: one cost-model
-    /// call where [`admissible`](Self::admissible) and a DRAM query would make two.
+    /// The objective's value of a group that may stand in a plan (`F_D`, its cycles or its
+    /// femtojoules; its energy for EDP, which no group has alone), or `None` when it may
+    /// not: one cost-model call where [`admissible`](Self::admissible) and a query would
+    /// make two.
     ///
     /// # Errors
     /// When the cost model fails.
-    pub fn admissible_dram(&self, group: &NodeSet) -> Result<Option<u64>> {
+    pub fn admissible_value(&self, group: &NodeSet) -> Result<Option<u64>> {
         self.timed(|| {
             let c = self.model.evaluate(self.graph, group)?;
-            Ok((c.valid || self.is_unfusable_singleton(group)).then_some(c.dram_bytes))
+            Ok((c.valid || self.is_unfusable_singleton(group)).then(|| self.value(group, &c)))
         })
+    }
+
+    fn value(&self, group: &NodeSet, c: &GroupCost) -> u64 {
+        self.hw.group_value(self.objective, self.graph, group, c)
     }
 
     /// Whether `group` or some connected group containing it might fit: false when the cost
@@ -172,7 +284,7 @@ impl<'a> Problem<'a> {
     pub fn fits_somewhere(&self, group: &NodeSet) -> Result<bool> {
         self.timed(|| {
             let floor = self.model.buffer_floor(self.graph, group)?;
-            Ok(self.model.config().fits(floor))
+            Ok(self.model.config().fits(floor.weights, floor.activations))
         })
     }
 
@@ -187,9 +299,16 @@ impl<'a> Problem<'a> {
                 fusable_dram_bytes: 0,
                 max_buffer_bytes: 0,
                 groups: plan.len(),
+                latency_cycles: 0,
+                energy_fj: 0,
+                cost: 0,
+                pair: [0; 2],
             };
             for grp in &plan.groups {
                 let c = self.model.evaluate(self.graph, grp)?;
+                let m = self.hw.group_metrics(self.graph, grp, &c);
+                s.latency_cycles = s.latency_cycles.saturating_add(m.latency_cycles);
+                s.energy_fj = s.energy_fj.saturating_add(m.energy_fj);
                 s.dram_bytes += c.dram_bytes;
                 if c.valid {
                     s.fusable_dram_bytes += c.dram_bytes;
@@ -198,6 +317,16 @@ impl<'a> Problem<'a> {
                     s.fusable_dram_bytes += c.dram_bytes;
                 }
             }
+            s.cost = match self.objective {
+                Objective::Dram => u128::from(s.dram_bytes),
+                Objective::Latency => u128::from(s.latency_cycles),
+                Objective::Energy => u128::from(s.energy_fj),
+                Objective::Edp => u128::from(s.latency_cycles) * u128::from(s.energy_fj),
+            };
+            s.pair = match self.pair {
+                Pair::ObjectiveBuffer => [s.capped_cost(), s.max_buffer_bytes],
+                Pair::LatencyEnergy => [s.latency_cycles, s.energy_fj],
+            };
             Ok(s)
         })
     }
@@ -227,9 +356,64 @@ impl<'a> Problem<'a> {
     }
 
     /// The compulsory traffic no plan can avoid: every graph input read once, every graph
-    /// output written once, every weight read once, at the model's element size.
+    /// output written once, every weight read once, at the model's element sizes.
     pub fn lower_bound(&self) -> u64 {
-        lower_bound(self.graph, self.model.config().element_bytes())
+        lower_bound(self.graph, self.model.config())
+    }
+
+    /// A lower bound on the objective of every plan of the rest once the down-set `covered`
+    /// is planned (additive objectives; the energy part for EDP):
+    /// - DRAM: [`remaining_lower_bound`];
+    /// - latency: the larger of the rest's MACs at peak and that traffic at the DRAM
+    ///   bandwidth (`Σ max(c, d) ≥ max(Σ c, Σ d)`, and a sum of ceilings is at least the
+    ///   ceiling of the sum);
+    /// - energy: that traffic at DRAM and buffer energy, the rest's MACs, and the buffer
+    ///   traffic every plan makes (each output written, each port read, each weight read).
+    pub fn remaining_bound(&self, covered: &NodeSet) -> u64 {
+        let g = self.graph;
+        let config = self.model.config();
+        let dram = remaining_lower_bound(g, config, covered);
+        if self.objective == Objective::Dram {
+            return dram;
+        }
+        let ab = config.activation_element_bytes();
+        let bytes = |s: Source| {
+            g.rows_of(s)
+                .saturating_mul(g.row_elements(s))
+                .saturating_mul(ab)
+        };
+        let (mut macs, mut traffic) = (0u64, 0u64);
+        for v in g.node_ids().filter(|&v| !covered.contains(v)) {
+            macs = macs.saturating_add(g.node_macs(v));
+            traffic = traffic
+                .saturating_add(bytes(Source::Node(v)))
+                .saturating_add(
+                    g.node(v)
+                        .weights
+                        .saturating_mul(config.weight_element_bytes()),
+                );
+            for &s in &g.node(v).inputs {
+                traffic = traffic.saturating_add(bytes(s));
+            }
+        }
+        let hw = &self.hw;
+        match self.objective {
+            Objective::Latency => {
+                let compute = hw
+                    .peak_macs_per_cycle
+                    .map_or(0, |p| macs.div_ceil(p.max(1)));
+                compute.max(hw.dram_cycles(dram))
+            }
+            _ => {
+                let e = &hw.energy;
+                dram.saturating_mul(e.dram_fj_per_byte)
+                    .saturating_add(
+                        dram.saturating_add(traffic)
+                            .saturating_mul(e.buffer_fj_per_byte),
+                    )
+                    .saturating_add(macs.saturating_mul(e.mac_fj))
+            }
+        }
     }
 }
 
@@ -238,14 +422,21 @@ impl<'a> Problem<'a> {
 /// input (read at least once; its write is already paid), and the graph outputs among them
 /// (written at least once). Both LBDF and BRR charge at least this (`F_D ≥ I + O + W`), so
 /// `cost(covered) + remaining_lower_bound` bounds every plan that extends the cover.
-pub fn remaining_lower_bound(g: &Graph, element_bytes: u64, covered: &NodeSet) -> u64 {
+/// Weights count at `config`'s weight element size, tensors at its activation size.
+pub fn remaining_lower_bound(g: &Graph, config: &CostConfig, covered: &NodeSet) -> u64 {
+    let ab = config.activation_element_bytes();
+    let wb = config.weight_element_bytes();
     let mut read_nodes = NodeSet::new(g.len());
     let mut read_inputs = vec![false; g.inputs().len()];
-    let bytes = |s: Source| g.rows_of(s).saturating_mul(g.row_elements(s));
+    let bytes = |s: Source| {
+        g.rows_of(s)
+            .saturating_mul(g.row_elements(s))
+            .saturating_mul(ab)
+    };
     let mut total: u64 = 0;
     for v in g.node_ids().filter(|&v| !covered.contains(v)) {
         let node = g.node(v);
-        total = total.saturating_add(node.weights);
+        total = total.saturating_add(node.weights.saturating_mul(wb));
         if g.is_output(v) {
             total = total.saturating_add(bytes(Source::Node(v)));
         }
@@ -259,17 +450,20 @@ pub fn remaining_lower_bound(g: &Graph, element_bytes: u64, covered: &NodeSet) -
             }
         }
     }
-    total.saturating_mul(element_bytes)
+    total
 }
 
-/// The compulsory DRAM traffic of `g` at `element_bytes` per element: graph inputs, graph
+/// The compulsory DRAM traffic of `g` at `config`'s element sizes: graph inputs, graph
 /// outputs and all weights, each once. No plan under any cost model moves less.
-pub fn lower_bound(g: &Graph, element_bytes: u64) -> u64 {
+pub fn lower_bound(g: &Graph, config: &CostConfig) -> u64 {
     let inputs: u64 = g.inputs().iter().map(|i| i.shape.elements()).sum();
     let outputs: u64 = g
         .outputs()
         .iter()
         .map(|&o| g.node(o).shape.elements())
         .sum();
-    (inputs + outputs + g.params()) * element_bytes
+    inputs
+        .saturating_add(outputs)
+        .saturating_mul(config.activation_element_bytes())
+        .saturating_add(g.params().saturating_mul(config.weight_element_bytes()))
 }

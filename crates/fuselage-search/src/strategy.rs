@@ -19,6 +19,7 @@ pub struct Budget<'p> {
     deadline: Option<Instant>,
     stop: Option<&'p AtomicBool>,
     progress: Option<&'p (dyn Fn(u64, u64) + Sync)>,
+    observer: Option<&'p (dyn Fn(&Score) + Sync)>,
 }
 
 impl<'p> Budget<'p> {
@@ -35,6 +36,7 @@ impl<'p> Budget<'p> {
             deadline: None,
             stop: None,
             progress: None,
+            observer: None,
         })
     }
 
@@ -84,6 +86,13 @@ impl<'p> Budget<'p> {
         self
     }
 
+    /// Calls `f(score)` with every plan a [`Tracker`] records: every plan a search evaluates
+    /// (to check a front against them, say).
+    pub fn with_observer(mut self, f: &'p (dyn Fn(&Score) + Sync)) -> Self {
+        self.observer = Some(f);
+        self
+    }
+
     /// The number of evaluations allowed.
     pub fn evaluations(&self) -> u64 {
         self.evaluations
@@ -116,17 +125,18 @@ pub enum StopReason {
 /// What a run found.
 #[derive(Clone, Debug)]
 pub struct SearchResult {
-    /// The best plan (least total DRAM).
+    /// The best plan (least [`Score::cost`]: total DRAM unless the problem says otherwise).
     pub plan: Plan,
     /// Its score.
     pub score: Score,
     /// Plans evaluated.
     pub evaluations: u64,
-    /// Best total DRAM after each evaluation.
+    /// The best [`Score::capped_cost`] after each evaluation (total DRAM by default).
     pub history: Vec<u64>,
     /// Why the run stopped.
     pub stop: StopReason,
-    /// The non-dominated (DRAM, MBU) front, for multi-objective strategies; empty otherwise.
+    /// The non-dominated front of the problem's [`pair`](Problem::pair) (DRAM and MBU by
+    /// default), for multi-objective strategies; empty otherwise.
     pub front: Vec<Score>,
 }
 
@@ -185,20 +195,21 @@ impl<'b, 'p> Tracker<'b, 'p> {
             || (self.best.is_some() && self.budget.expired())
     }
 
-    /// Records one evaluated plan, keeps it if it is the best so far (least total DRAM; the
-    /// first of equals), and reports progress.
+    /// Records one evaluated plan, keeps it if it is the best so far (least
+    /// [`Score::cost`]; the first of equals), shows it to the budget's observer, and reports
+    /// progress.
     pub fn record(&mut self, plan: &Plan, score: Score) {
-        let better = self
-            .best
-            .as_ref()
-            .is_none_or(|(_, s)| score.dram_bytes < s.dram_bytes);
+        if let Some(f) = self.budget.observer {
+            f(&score);
+        }
+        let better = self.best.as_ref().is_none_or(|(_, s)| score.cost < s.cost);
         if better {
             self.best = Some((plan.clone(), score));
         }
         let best = self
             .best
             .as_ref()
-            .map_or(score.dram_bytes, |(_, s)| s.dram_bytes);
+            .map_or(score.capped_cost(), |(_, s)| s.capped_cost());
         self.history.push(best);
         self.budget.report(self.history.len() as u64);
     }
@@ -215,7 +226,7 @@ impl<'b, 'p> Tracker<'b, 'p> {
 
     /// The result: the best plan, the history, and `stop`, or [`StopReason::TimeLimit`] when
     /// the clock ended the run before its budget. With nothing recorded, the plan is empty and
-    /// its DRAM `u64::MAX`.
+    /// its score [`Score::worst`].
     pub fn finish(self, stop: StopReason, front: Vec<Score>) -> SearchResult {
         let evaluations = self.history.len() as u64;
         let stop = if evaluations < self.budget.evaluations() && self.budget.expired() {
@@ -223,15 +234,9 @@ impl<'b, 'p> Tracker<'b, 'p> {
         } else {
             stop
         };
-        let (plan, score) = self.best.unwrap_or_else(|| {
-            let none = Score {
-                dram_bytes: u64::MAX,
-                fusable_dram_bytes: u64::MAX,
-                max_buffer_bytes: 0,
-                groups: 0,
-            };
-            (Plan::default(), none)
-        });
+        let (plan, score) = self
+            .best
+            .unwrap_or_else(|| (Plan::default(), Score::worst()));
         SearchResult {
             plan,
             score,
@@ -267,7 +272,7 @@ impl<'b, 'p> Tracker<'b, 'p> {
 ///     fn run(&self, p: &Problem<'_>, _budget: &Budget<'_>, _seed: u64) -> Result<SearchResult> {
 ///         let plan = Plan::singletons(p.graph());
 ///         let score = p.score(&plan)?;
-///         Ok(SearchResult { plan, score, evaluations: 1, history: vec![score.dram_bytes],
+///         Ok(SearchResult { plan, score, evaluations: 1, history: vec![score.capped_cost()],
 ///                           stop: StopReason::Exhausted, front: vec![] })
 ///     }
 /// }

@@ -11,7 +11,7 @@ fn check(g: &Graph, model: &dyn CostModel, budget: u64) -> Vec<(String, u64)> {
     let splitter = RandomSplitter::new(&cached);
     let p = Problem::new(g, &cached, &splitter).unwrap();
     let lb = p.lower_bound();
-    assert_eq!(lb, lower_bound(g, 1));
+    assert_eq!(lb, lower_bound(g, &CostConfig::new(1).unwrap()));
     let mut out = Vec::new();
     let optimal = Optimal::default()
         .run(&p, &Budget::new(1).unwrap(), 0)

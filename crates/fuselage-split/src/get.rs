@@ -280,13 +280,12 @@ impl<E: Explainer, C: CostModel> GetSplitter<E, C> {
     fn memo_key(&self, g: &Graph) -> String {
         let cfg = self.model.config();
         format!(
-            "graph {} ({} nodes, identity {:016x}), cost model {} at β = {} bytes, b = {}, explainer {}, seed {}, branching {}",
+            "graph {} ({} nodes, identity {:016x}), cost model {} at {:?}, explainer {}, seed {}, branching {}",
             g.name(),
             g.len(),
             g.identity(),
             self.model.name(),
-            cfg.buffer_bytes(),
-            cfg.element_bytes(),
+            cfg,
             self.explainer.name(),
             self.seed,
             self.max_branch

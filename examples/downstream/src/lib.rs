@@ -19,7 +19,9 @@
 //! greedy-merge` name them.
 #![warn(missing_docs)]
 
-use fuselage::cost::{CostConfig, CostModel, GroupCost, Result as CostResult, TensorCost};
+use fuselage::cost::{
+    CostConfig, CostModel, GroupCost, OnChipBytes, Result as CostResult, TensorCost,
+};
 use fuselage::explain::{Explainer, Explanation, Result as ExplainResult, Selection, group_edges};
 use fuselage::ir::{Graph, NodeSet, Plan, PlanGraph};
 use fuselage::search::{Budget, Problem, Score, SearchResult, SearchStrategy, StopReason, Tracker};
@@ -64,7 +66,10 @@ impl<C: CostModel> CostModel for Reserved<C> {
         Ok(GroupCost::new(
             self.config(),
             group.len(),
-            c.buffer_bytes.saturating_add(self.reserve),
+            OnChipBytes {
+                weights: c.buffer_bytes.saturating_sub(c.activation_buffer_bytes),
+                activations: c.activation_buffer_bytes.saturating_add(self.reserve),
+            },
             c.dram_bytes,
             c.weight_bytes,
             (c.input_bytes, c.output_bytes),
@@ -76,11 +81,12 @@ impl<C: CostModel> CostModel for Reserved<C> {
         self.inner.breakdown(g, group)
     }
 
-    fn buffer_floor(&self, g: &Graph, group: &NodeSet) -> CostResult<u64> {
-        Ok(self
-            .inner
-            .buffer_floor(g, group)?
-            .saturating_add(self.reserve))
+    fn buffer_floor(&self, g: &Graph, group: &NodeSet) -> CostResult<OnChipBytes> {
+        let floor = self.inner.buffer_floor(g, group)?;
+        Ok(OnChipBytes {
+            activations: floor.activations.saturating_add(self.reserve),
+            ..floor
+        })
     }
 }
 

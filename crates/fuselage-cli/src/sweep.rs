@@ -1,0 +1,104 @@
+//! `fuselage sweep MODEL --fusion lbdf|brr --from SIZE --to SIZE [--hw FILE|PRESET] [--json]
+//! [--svg FILE]`: the optimal DRAM against the buffer size, with its exact breakpoints.
+//!
+//! The work is [`fuselage::pipeline::sweep`]; this file reads the arguments and prints.
+
+use crate::common::{ModelArgs, kib, mb, write_atomic};
+use anyhow::Context;
+use clap::Args;
+use fuselage::cost::{Accelerator, CostConfig, CostKind};
+use std::path::PathBuf;
+
+/// Arguments of `fuselage sweep`.
+#[derive(Debug, Args)]
+pub struct SweepCmd {
+    #[command(flatten)]
+    model: ModelArgs,
+    /// Cost model: lbdf or brr.
+    #[arg(long, value_name = "MODEL")]
+    fusion: String,
+    /// The smallest buffer: bytes, or with KiB / MiB (32KiB).
+    #[arg(long, value_name = "SIZE")]
+    from: String,
+    /// The largest buffer (4MiB).
+    #[arg(long, value_name = "SIZE")]
+    to: String,
+    /// The accelerator whose element sizes and rates to use (its buffer is swept; it must be
+    /// unified) [default: β-only, 1-byte elements].
+    #[arg(long, value_name = "FILE|PRESET")]
+    hw: Option<String>,
+    /// Print JSON: {"points": [...], "breakpoints": [...]}.
+    #[arg(long)]
+    json: bool,
+    /// Also draw the curve as an SVG plot.
+    #[arg(long, value_name = "FILE")]
+    svg: Option<PathBuf>,
+}
+
+pub fn run(a: SweepCmd) -> anyhow::Result<()> {
+    let kind: CostKind = a.fusion.parse().context("--fusion")?;
+    let from = fuselage::parse_size(&a.from).context("--from")?;
+    let to = fuselage::parse_size(&a.to).context("--to")?;
+    let hw = match &a.hw {
+        Some(spec) => Accelerator::resolve(spec)?,
+        None => Accelerator::beta_only(CostConfig::new(1)?),
+    };
+    let g = a.model.load()?;
+    let s = fuselage::pipeline::sweep(&g, kind, &hw, from, to)?;
+    if let Some(path) = &a.svg {
+        let points: Vec<(f64, f64)> = s
+            .points
+            .iter()
+            .map(|p| (p.buffer_bytes as f64 / 1024.0, mb(p.dram_bytes)))
+            .collect();
+        let title = format!("{}: optimal DRAM against buffer ({kind})", g.name());
+        let plot = crate::plot::Plot::new(&title, "buffer (KiB, log scale)", "optimal DRAM (MB)")
+            .points(&points)
+            .steps();
+        write_atomic(path, plot.to_svg()?)?;
+    }
+    if a.json {
+        outln!("{}", serde_json::to_string_pretty(&s)?)?;
+        return Ok(());
+    }
+    outln!(
+        "{} · {kind} · {} · buffer {:.1} to {:.1} KiB · {} steps, {} breakpoints",
+        g.name(),
+        hw.name,
+        kib(from),
+        kib(to),
+        s.points.len(),
+        s.breakpoints.len()
+    )?;
+    outln!(
+        "{:>14} {:>14} {:>12} {:>7} {:>14} {:>12}",
+        "from (bytes)",
+        "to (bytes)",
+        "DRAM (MB)",
+        "groups",
+        "latency (ms)",
+        "energy (mJ)"
+    )?;
+    for p in &s.points {
+        outln!(
+            "{:>14} {:>14} {:>12.3} {:>7} {:>14.4} {:>12.4}",
+            p.buffer_bytes,
+            p.up_to_bytes,
+            mb(p.dram_bytes),
+            p.groups,
+            p.latency_seconds * 1e3,
+            p.energy_joules * 1e3
+        )?;
+    }
+    outln!("breakpoints:")?;
+    for b in &s.breakpoints {
+        outln!(
+            "{:>14} bytes: {:.3} -> {:.3} MB; {}",
+            b.buffer_bytes,
+            mb(b.dram_below),
+            mb(b.dram_from),
+            b.change
+        )?;
+    }
+    Ok(())
+}
