@@ -144,6 +144,11 @@ pub fn classify(a: ClassifyCmd, registry: &Registry) -> anyhow::Result<()> {
         Some(stem) => load_checkpoint(stem, &device)?,
         None => shipped(a.group.cost.kind()?, &device)?,
     };
+    if let fuselage::cost::OnChipBuffer::Split { .. } = model.config().buffer() {
+        anyhow::bail!(
+            "the classifier was trained on one unified buffer; it has no answer for split buffers"
+        );
+    }
     let beta = model.config().buffer_bytes();
     let p = clf.invalid_probability(&g, &set, beta)?;
     let exact = model.evaluate(&g, &set)?;

@@ -487,6 +487,25 @@ impl Accelerator {
         }
     }
 
+    /// What each node of `g` does, apart from any plan, at this accelerator's activation
+    /// element size: a table a search sums over a group's members
+    /// ([`Activity::of_group`]) instead of walking the graph for every group it scores.
+    pub fn activities(&self, g: &Graph) -> Vec<Activity> {
+        let ab = self.config.activation_element_bytes();
+        let bytes = |s: Source| g.shape_of(s).elements().saturating_mul(ab);
+        g.node_ids()
+            .map(|v| Activity {
+                macs: g.node_macs(v),
+                written_bytes: bytes(Source::Node(v)),
+                read_bytes: g
+                    .node(v)
+                    .inputs
+                    .iter()
+                    .fold(0u64, |acc, &s| acc.saturating_add(bytes(s))),
+            })
+            .collect()
+    }
+
     /// What `group` costs in time and energy, given its `cost` under a model at this
     /// accelerator's [`config`](Accelerator::config). See the module docs for the model.
     ///
@@ -508,41 +527,33 @@ impl Accelerator {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn group_metrics(&self, g: &Graph, group: &NodeSet, cost: &GroupCost) -> GroupMetrics {
-        let ab = self.config.activation_element_bytes();
-        let bytes = |s: Source| {
-            g.rows_of(s)
-                .saturating_mul(g.row_elements(s))
-                .saturating_mul(ab)
-        };
-        let (mut macs, mut produced, mut read) = (0u64, 0u64, 0u64);
-        for v in group.iter() {
-            macs = macs.saturating_add(g.node_macs(v));
-            produced = produced.saturating_add(bytes(Source::Node(v)));
-            for &s in &g.node(v).inputs {
-                read = read.saturating_add(bytes(s));
-            }
-        }
+        let table = self.activities(g);
+        self.metrics(Activity::of_group(&table, group), cost)
+    }
+
+    /// The metrics of a group that does `a` and costs `cost`.
+    pub fn metrics(&self, a: Activity, cost: &GroupCost) -> GroupMetrics {
         let passes = match cost.tiling {
             Some(t) if !t.weights_resident => t.tiles.max(1),
             _ => 1,
         };
         let buffer_traffic_bytes = cost
             .dram_bytes
-            .saturating_add(produced)
-            .saturating_add(read)
+            .saturating_add(a.written_bytes)
+            .saturating_add(a.read_bytes)
             .saturating_add(cost.weight_bytes.saturating_mul(passes));
         let compute_cycles = self
             .peak_macs_per_cycle
-            .map_or(0, |p| macs.div_ceil(p.max(1)));
+            .map_or(0, |p| a.macs.div_ceil(p.max(1)));
         let dram_cycles = self.dram_cycles(cost.dram_bytes);
         let e = &self.energy;
         let energy_fj = cost
             .dram_bytes
             .saturating_mul(e.dram_fj_per_byte)
             .saturating_add(buffer_traffic_bytes.saturating_mul(e.buffer_fj_per_byte))
-            .saturating_add(macs.saturating_mul(e.mac_fj));
+            .saturating_add(a.macs.saturating_mul(e.mac_fj));
         GroupMetrics {
-            macs,
+            macs: a.macs,
             buffer_traffic_bytes,
             compute_cycles,
             dram_cycles,
@@ -558,35 +569,66 @@ impl Accelerator {
         u64::try_from(num.div_ceil(den)).unwrap_or(u64::MAX)
     }
 
-    /// A group's value under an additive `objective` (DRAM bytes, cycles or femtojoules);
-    /// for [`Objective::Edp`], which no group has alone, its energy.
-    pub fn group_value(
-        &self,
-        objective: Objective,
-        g: &Graph,
-        group: &NodeSet,
-        cost: &GroupCost,
-    ) -> u64 {
+    /// A group's value under an additive `objective` (DRAM bytes, cycles or femtojoules),
+    /// given what it does and what it costs; for [`Objective::Edp`], which no group has
+    /// alone, its energy.
+    pub fn group_value(&self, objective: Objective, a: Activity, cost: &GroupCost) -> u64 {
         match objective {
             Objective::Dram => cost.dram_bytes,
-            Objective::Latency => self.group_metrics(g, group, cost).latency_cycles,
-            Objective::Energy | Objective::Edp => self.group_metrics(g, group, cost).energy_fj,
+            Objective::Latency => self.metrics(a, cost).latency_cycles,
+            Objective::Energy | Objective::Edp => self.metrics(a, cost).energy_fj,
         }
     }
 
     /// The totals of `plan`, whose groups `report` costs (in the same order).
     pub fn plan_metrics(&self, g: &Graph, plan: &Plan, report: &PlanReport) -> PlanMetrics {
-        let mut total = PlanMetrics::default();
+        let table = self.activities(g);
+        let mut total = PlanMetrics {
+            clock_hz: self.clock_hz,
+            ..PlanMetrics::default()
+        };
         for (group, cost) in plan.groups.iter().zip(&report.groups) {
-            total.add(&self.group_metrics(g, group, cost));
+            total.add(&self.metrics(Activity::of_group(&table, group), cost));
         }
-        total.clock_hz = self.clock_hz;
         total
     }
 
     /// Cycles in seconds at this accelerator's clock.
     pub fn seconds(&self, cycles: u64) -> f64 {
         cycles as f64 / self.clock_hz.max(1) as f64
+    }
+}
+
+/// What a node or a group does whatever the plan: its MACs, the bytes of the tensors it
+/// writes, and the bytes its input ports read (each port its whole tensor once), at an
+/// activation element size.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Activity {
+    /// Multiply-accumulates.
+    pub macs: u64,
+    /// Bytes of the tensors written.
+    pub written_bytes: u64,
+    /// Bytes read through input ports.
+    pub read_bytes: u64,
+}
+
+impl Activity {
+    /// Adds `other`.
+    pub fn add(&mut self, other: &Activity) {
+        self.macs = self.macs.saturating_add(other.macs);
+        self.written_bytes = self.written_bytes.saturating_add(other.written_bytes);
+        self.read_bytes = self.read_bytes.saturating_add(other.read_bytes);
+    }
+
+    /// The sum over `group`'s members of a per-node `table` ([`Accelerator::activities`]).
+    pub fn of_group(table: &[Activity], group: &NodeSet) -> Activity {
+        let mut a = Activity::default();
+        for v in group.iter() {
+            if let Some(x) = table.get(v.index()) {
+                a.add(x);
+            }
+        }
+        a
     }
 }
 

@@ -58,7 +58,9 @@ pub use brr::Brr;
 pub use cached::{CacheStats, Cached, FxHasher};
 pub use config::{CostConfig, OnChipBuffer};
 pub use error::{CostError, Result};
-pub use hardware::{Accelerator, GroupMetrics, Objective, PlanMetrics, UnitEnergy, parse_size};
+pub use hardware::{
+    Accelerator, Activity, GroupMetrics, Objective, PlanMetrics, UnitEnergy, parse_size,
+};
 pub use kind::CostKind;
 pub use lbdf::Lbdf;
 pub use model::{CostModel, GroupCost, OnChipBytes, TensorCost, TensorKind, Tiling};

@@ -218,8 +218,9 @@ impl PlanFile {
             clock_hz: hw.clock_hz,
             ..Default::default()
         };
+        let table = hw.activities(g);
         for ((entry, set), cost) in self.groups.iter_mut().zip(&plan.groups).zip(&report.groups) {
-            let m = hw.group_metrics(g, set, cost);
+            let m = hw.metrics(crate::hardware::Activity::of_group(&table, set), cost);
             total.add(&m);
             entry.latency_cycles = Some(m.latency_cycles);
             entry.energy_joules = Some(m.energy_fj as f64 * 1e-15);

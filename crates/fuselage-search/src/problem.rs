@@ -3,7 +3,9 @@
 //! bound. Acyclicity is [`PlanGraph`](fuselage_ir::PlanGraph)'s.
 
 use crate::error::Result;
-use fuselage_cost::{Accelerator, CostConfig, CostModel, GroupCost, Objective, unfusable_nodes};
+use fuselage_cost::{
+    Accelerator, Activity, CostConfig, CostModel, GroupCost, Objective, unfusable_nodes,
+};
 use fuselage_ir::{Graph, NodeSet, Plan, Source};
 use fuselage_split::{SplitStats, Splitter};
 use rand_chacha::ChaCha8Rng;
@@ -82,6 +84,8 @@ pub struct Problem<'a> {
     model: &'a dyn CostModel,
     splitter: &'a dyn Splitter,
     hw: Accelerator,
+    /// [`Accelerator::activities`] of `hw`: what each node does, summed per scored group.
+    activities: Vec<Activity>,
     objective: Objective,
     pair: Pair,
     unfusable: NodeSet,
@@ -106,11 +110,13 @@ impl<'a> Problem<'a> {
         splitter: &'a dyn Splitter,
     ) -> Result<Self> {
         let unfusable = unfusable_nodes(model, graph)?;
+        let hw = Accelerator::beta_only(*model.config());
         Ok(Problem {
             graph,
             model,
             splitter,
-            hw: Accelerator::beta_only(*model.config()),
+            activities: hw.activities(graph),
+            hw,
             objective: Objective::Dram,
             pair: Pair::ObjectiveBuffer,
             unfusable,
@@ -122,6 +128,7 @@ impl<'a> Problem<'a> {
     /// The same problem on `hw` (whose [`config`](Accelerator::config) the model should be
     /// at), minimising `objective`. EDP ranks latency and energy in NSGA-II.
     pub fn with_hardware(mut self, hw: Accelerator, objective: Objective) -> Self {
+        self.activities = hw.activities(self.graph);
         self.hw = hw;
         self.objective = objective;
         if !objective.is_additive() {
@@ -148,6 +155,7 @@ impl<'a> Problem<'a> {
             model: self.model,
             splitter: self.splitter,
             hw: self.hw.clone(),
+            activities: self.activities.clone(),
             objective,
             pair: if objective.is_additive() {
                 self.pair
@@ -273,7 +281,12 @@ impl<'a> Problem<'a> {
     }
 
     fn value(&self, group: &NodeSet, c: &GroupCost) -> u64 {
-        self.hw.group_value(self.objective, self.graph, group, c)
+        match self.objective {
+            Objective::Dram => c.dram_bytes,
+            o => self
+                .hw
+                .group_value(o, Activity::of_group(&self.activities, group), c),
+        }
     }
 
     /// Whether `group` or some connected group containing it might fit: false when the cost
@@ -306,7 +319,9 @@ impl<'a> Problem<'a> {
             };
             for grp in &plan.groups {
                 let c = self.model.evaluate(self.graph, grp)?;
-                let m = self.hw.group_metrics(self.graph, grp, &c);
+                let m = self
+                    .hw
+                    .metrics(Activity::of_group(&self.activities, grp), &c);
                 s.latency_cycles = s.latency_cycles.saturating_add(m.latency_cycles);
                 s.energy_fj = s.energy_fj.saturating_add(m.energy_fj);
                 s.dram_bytes += c.dram_bytes;

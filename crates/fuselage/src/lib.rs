@@ -234,6 +234,12 @@ impl ExplainerFactory for Explainers {
                 kind,
                 why: "the learned explainers read the classifier of a built-in cost model (lbdf, brr), and this pipeline runs a cost model of its own".into(),
             })?;
+        if let fuselage_cost::OnChipBuffer::Split { .. } = request.model.config().buffer() {
+            return Err(PipelineError::ExplainerUnavailable {
+                kind,
+                why: "the shipped classifiers were trained on one unified buffer; with split buffers use the cost or random explainer".into(),
+            });
+        }
         let clf = shipped(cost, &default_device()).map_err(ExplainError::from)?;
         Ok(match kind {
             ExplainerKind::Pg => Box::new(shipped_pg(clf)?),
