@@ -237,6 +237,14 @@ pub fn run(a: OptimizeCmd, registry: &Registry) -> anyhow::Result<()> {
     }
     let explainer = explainer_name(a.splitter, a.explainer.clone())?;
     let search = registry.search(&a.search).context("--search")?;
+    if let (Some(_), Choice::Kind(kind)) = (&a.pareto, &search)
+        && *kind != fuselage::search::SearchKind::Nsga2
+    {
+        bail!(
+            "--pareto needs a multi-objective search: --search nsga2 ({} returns one plan)",
+            kind
+        );
+    }
     let g = a.model.load()?;
     let cost = a.cost.resolve(registry)?;
     let model: std::sync::Arc<dyn CostModel> = std::sync::Arc::new(Cached::new(cost.model));

@@ -222,6 +222,21 @@ fn pareto_writes_a_front_and_its_plot() {
         out.to_str().unwrap(),
     ]);
     assert!(err.contains("latency,energy"), "{err}");
+    let err = fails(&[
+        "optimize",
+        "resnet18",
+        "--fusion",
+        "lbdf",
+        "--buffer",
+        "128KiB",
+        "--search",
+        "local",
+        "--pareto",
+        "latency,energy",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(err.contains("--search nsga2"), "{err}");
 }
 
 #[test]

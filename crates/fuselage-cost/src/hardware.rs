@@ -466,24 +466,26 @@ impl Accelerator {
 
     /// The β-only setting at another buffer and element size: what the program uses when no
     /// `--hw` is given. DRAM bytes are the only cost (one byte a cycle, one picojoule a byte),
-    /// so latency and energy order plans as DRAM does.
+    /// so latency and energy order plans as DRAM does. The rates are those of the
+    /// `beta-only` preset (a test holds the two equal).
     pub fn beta_only(config: CostConfig) -> Accelerator {
+        let (description, source) = match Accelerator::preset("beta-only") {
+            Some(p) => (p.description, p.source),
+            None => (String::new(), String::new()),
+        };
         Accelerator {
+            name: "beta-only".into(),
+            description,
+            source,
             config,
-            ..Accelerator::preset("beta-only").unwrap_or_else(|| Accelerator {
-                name: "beta-only".into(),
-                description: String::new(),
-                source: String::new(),
-                config,
-                dram_bytes_per_second: 1_000_000_000,
-                clock_hz: 1_000_000_000,
-                peak_macs_per_cycle: None,
-                energy: UnitEnergy {
-                    dram_fj_per_byte: 1000,
-                    buffer_fj_per_byte: 0,
-                    mac_fj: 0,
-                },
-            })
+            dram_bytes_per_second: 1_000_000_000,
+            clock_hz: 1_000_000_000,
+            peak_macs_per_cycle: None,
+            energy: UnitEnergy {
+                dram_fj_per_byte: 1000,
+                buffer_fj_per_byte: 0,
+                mac_fj: 0,
+            },
         }
     }
 
@@ -758,6 +760,12 @@ mod tests {
             "{}",
             err(&t)
         );
+    }
+
+    #[test]
+    fn beta_only_is_its_preset() {
+        let preset = Accelerator::preset("beta-only").unwrap();
+        assert_eq!(Accelerator::beta_only(preset.config), preset);
     }
 
     #[test]

@@ -18,7 +18,7 @@ fuselage_ir::kinds! {
         Random = "random" | "rs",
         /// [`LocalSearch`]: a population of 10, one-edit mutations (LS).
         Local = "local" | "ls",
-        /// [`Nsga2`]: NSGA-II on DRAM and MBU, population 10.
+        /// [`Nsga2`]: NSGA-II on the problem's pair (DRAM and MBU by default), population 10.
         Nsga2 = "nsga2" | "nsga-ii",
         /// [`Optimal`]: the exact programme over contiguous plans (needs no budget).
         Optimal = "optimal",

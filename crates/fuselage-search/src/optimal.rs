@@ -184,8 +184,9 @@ impl Optimal {
                 match segment_cost(p, &segment)? {
                     Segment::Fits(c) => {
                         misses = 0;
-                        if best[i] + c < best[j + 1] {
-                            best[j + 1] = best[i] + c;
+                        let through = best[i].saturating_add(c);
+                        if through < best[j + 1] {
+                            best[j + 1] = through;
                             from[j + 1] = i;
                         }
                     }
@@ -475,7 +476,7 @@ fn segment_cost(p: &Problem<'_>, segment: &NodeSet) -> Result<Segment> {
     let mut total = 0;
     for c in components(p.graph(), segment) {
         match p.admissible_value(&c)? {
-            Some(dram) => total += dram,
+            Some(value) => total = u64::saturating_add(total, value),
             None => {
                 return Ok(Segment::Inadmissible {
                     dead: !p.fits_somewhere(&c)?,
