@@ -165,14 +165,14 @@ pub fn mb(bytes: u64) -> f64 {
 pub fn describe_config(cfg: &CostConfig) -> String {
     use fuselage::cost::OnChipBuffer;
     let buffer = match cfg.buffer() {
-        OnChipBuffer::Unified { bytes } => format!("β = {:.0} KiB", kib(bytes)),
+        OnChipBuffer::Unified { bytes } => format!("β = {}", human_size(bytes)),
         OnChipBuffer::Split {
             weight_bytes,
             activation_bytes,
         } => format!(
-            "β_w = {:.0} KiB, β_a = {:.0} KiB",
-            kib(weight_bytes),
-            kib(activation_bytes)
+            "β_w = {}, β_a = {}",
+            human_size(weight_bytes),
+            human_size(activation_bytes)
         ),
     };
     let elements = match cfg.uniform_element_bytes() {
@@ -184,6 +184,22 @@ pub fn describe_config(cfg: &CostConfig) -> String {
         ),
     };
     format!("{buffer} · {elements}")
+}
+
+/// A size as people write it: bytes below 1 KiB, else KiB, MiB or GiB, with decimals only
+/// where the size is not a whole number of the unit (`512 B`, `128 KiB`, `1.5 MiB`, `1 GiB`).
+pub fn human_size(bytes: u64) -> String {
+    let units = [(1u64 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB")];
+    for (scale, unit) in units {
+        if bytes >= scale {
+            return if bytes.is_multiple_of(scale) {
+                format!("{} {unit}", bytes / scale)
+            } else {
+                format!("{:.2} {unit}", bytes as f64 / scale as f64)
+            };
+        }
+    }
+    format!("{bytes} B")
 }
 
 /// Bytes as KiB.

@@ -1,11 +1,13 @@
 //! `fuselage explain`: why a group does not fit, edge by edge, and where to cut it.
 
-use crate::common::GroupArgs;
+use crate::common::{GroupArgs, describe_config, human_size, mb};
 use crate::registry::{Choice, Registry};
 use anyhow::Context;
 use clap::Args;
-use fuselage::cost::CostModel;
-use fuselage::explain::render;
+use fuselage::cost::{CostModel, OnChipBuffer};
+use fuselage::explain::{
+    CostExplainer, CostTerms, Explainer, explain_cost, rank_agreement, render,
+};
 use fuselage::gnn::{ValidityModel, default_device, shipped};
 use fuselage::ir::Graph;
 use fuselage::ir::order::GroupOrder;
@@ -69,6 +71,7 @@ pub fn run(a: ExplainCmd, registry: &Registry) -> anyhow::Result<()> {
     let (g, cost, set) = a.group.load(registry)?;
     let model: Arc<dyn CostModel> = cost.model;
     let beta = model.config().buffer_bytes();
+    let terms = explain_cost(model.as_ref(), &g, &set)?;
     let request = ExplainerRequest {
         cost_kind: cost.kind,
         model: &model,
@@ -77,90 +80,267 @@ pub fn run(a: ExplainCmd, registry: &Registry) -> anyhow::Result<()> {
         Choice::Kind(kind) => fuselage::Explainers::default().explainer(kind, &request)?,
         Choice::Custom(entry) => (entry.make)(&request)?,
     };
-    let mut rng = ChaCha8Rng::seed_from_u64(a.seed);
-    let e = explainer.explain(&g, &set, beta, &mut rng)?;
-    // The classifier's verdict, where the cost model has one.
-    let p = match cost.kind {
-        Some(kind) => Some(shipped(kind, &default_device())?.invalid_probability(&g, &set, beta)?),
-        None => None,
+    // A group that fits has nothing to cut: its terms and slack, no ranking.
+    let ranked = if terms.fits {
+        None
+    } else {
+        let mut rng = ChaCha8Rng::seed_from_u64(a.seed);
+        let e = explainer.explain(&g, &set, beta, &mut rng)?;
+        // The exact attribution the ranking is compared with.
+        let exact = if e.explainer == "cost" {
+            e.clone()
+        } else {
+            let mut rng = ChaCha8Rng::seed_from_u64(a.seed);
+            CostExplainer::new(model.clone()).explain(&g, &set, beta, &mut rng)?
+        };
+        Some((e, exact))
     };
-    let exact = model.evaluate(&g, &set)?;
+    // The classifier's verdict, where the cost model has one and the buffer is unified.
+    let p = match (cost.kind, model.config().buffer()) {
+        (Some(kind), OnChipBuffer::Unified { .. }) => {
+            Some(shipped(kind, &default_device())?.invalid_probability(&g, &set, beta)?)
+        }
+        _ => None,
+    };
     let order = GroupOrder::new(&g, &set);
-    let ranking = e.ranking();
-    let mut rows = Vec::with_capacity(ranking.len());
-    for (rank, &i) in ranking.iter().enumerate() {
-        let (u, v) = e.edges[i];
-        let (worst, valid) = best_cut(model.as_ref(), &g, &order, (u, v))?;
-        rows.push((rank + 1, i, worst, valid));
+    let mut rows = Vec::new();
+    if let Some((e, exact)) = &ranked {
+        let exact_rank = rank_positions(&exact.ranking());
+        for (rank, &i) in e.ranking().iter().enumerate() {
+            let (u, v) = e.edges[i];
+            let (worst, valid) = best_cut(model.as_ref(), &g, &order, (u, v))?;
+            rows.push((rank + 1, i, worst, valid, exact_rank[i]));
+        }
+        if let Some(path) = &a.dot {
+            crate::common::write_atomic(path, render::to_dot(&g, e))?;
+        }
+        if let Some(path) = &a.svg {
+            render::to_svg(&g, e, path)?;
+        }
+    } else if a.dot.is_some() || a.svg.is_some() {
+        eprintln!("note: the group fits, so there is no explanation to draw");
     }
-    if let Some(path) = &a.dot {
-        crate::common::write_atomic(path, render::to_dot(&g, &e))?;
-    }
-    if let Some(path) = &a.svg {
-        render::to_svg(&g, &e, path)?;
-    }
+    let agreement = ranked.as_ref().and_then(|(e, exact)| {
+        let a: Vec<f64> = e.edge_scores.iter().map(|&s| f64::from(s)).collect();
+        let b: Vec<f64> = exact.edge_scores.iter().map(|&s| f64::from(s)).collect();
+        rank_agreement(&a, &b)
+    });
     if a.json {
-        let edges: Vec<_> = rows
-            .iter()
-            .map(|&(rank, i, worst, valid)| {
-                let (u, v) = e.edges[i];
-                json!({
-                    "rank": rank, "from": g.node(u).name, "to": g.node(v).name,
-                    "score": e.edge_scores[i], "selected": e.selected.contains(&i),
-                    "cut_worst_part_bytes": worst, "cut_parts_valid": valid,
-                })
+        let edges: Vec<_> = match &ranked {
+            None => Vec::new(),
+            Some((e, _)) => {
+                let norm = render::normalised(e);
+                rows.iter()
+                    .map(|&(rank, i, worst, valid, exact_rank)| {
+                        let (u, v) = e.edges[i];
+                        json!({
+                            "rank": rank, "from": g.node(u).name, "to": g.node(v).name,
+                            "score": e.edge_scores[i], "rank_score": norm[i],
+                            "exact_rank": exact_rank, "selected": e.selected.contains(&i),
+                            "cut_worst_part_bytes": worst, "cut_parts_valid": valid,
+                        })
+                    })
+                    .collect()
+            }
+        };
+        let split = terms.split.as_ref().map(|s| {
+            json!({
+                "parts": s.parts.iter().map(|p| g.names(p)).collect::<Vec<_>>(),
+                "dram_bytes": s.dram_bytes, "added_dram_bytes": s.added_dram_bytes,
             })
-            .collect();
+        });
         let v = json!({
             "model": g.name(), "cost_model": model.name(), "buffer_bytes": beta,
-            "explainer": e.explainer, "seed": a.seed, "nodes": g.names(&set),
-            "probability_invalid": p, "exact_buffer_bytes": exact.buffer_bytes, "exact_valid": exact.valid,
-            "sparsity": e.sparsity(), "edges": edges,
+            "explainer": ranked.as_ref().map(|(e, _)| e.explainer.clone()), "seed": a.seed,
+            "nodes": g.names(&set), "probability_invalid": p,
+            "exact_buffer_bytes": terms.buffer_bytes, "exact_valid": terms.fits,
+            "weight_bytes": terms.weight_bytes, "tensors": terms.tensors,
+            "overflow_bytes": terms.overflow_bytes, "smallest_buffer_bytes": terms.smallest_buffer,
+            "split": split, "rank_agreement": agreement,
+            "sparsity": ranked.as_ref().map(|(e, _)| e.sparsity()), "edges": edges,
         });
         outln!("{}", serde_json::to_string_pretty(&v)?)?;
         return Ok(());
     }
     outln!(
-        "{} · {} · β = {} bytes · {} nodes, {} edges · {} explainer · seed {}",
+        "{} · {} · {} · {} nodes",
         g.name(),
         model.name(),
-        beta,
+        describe_config(model.config()),
         set.len(),
-        e.edges.len(),
+    )?;
+    print_terms(&g, &terms, beta)?;
+    if let Some(p) = p {
+        outln!("GNN classifier: P(invalid) = {p:.4}")?;
+    }
+    let Some((e, _)) = &ranked else {
+        return Ok(());
+    };
+    outln!()?;
+    outln!(
+        "{} explainer · seed {} · {} edges ranked{}",
         e.explainer,
-        a.seed
+        a.seed,
+        e.edges.len(),
+        match agreement {
+            Some(r) if e.explainer != "cost" => {
+                format!(" · rank agreement with the exact attribution (Spearman) {r:+.2}")
+            }
+            _ => String::new(),
+        }
     )?;
     outln!(
-        "GNN P(invalid) = {} · exact F_β = {} bytes -> {}",
-        p.map_or(
-            "n/a (no classifier for this cost model)".into(),
-            |p| format!("{p:.4}")
-        ),
-        exact.buffer_bytes,
-        if exact.valid { "valid" } else { "invalid" }
+        "(* selected; \"rank score\": the score's rank among the edges, 0 lowest to 1 highest; \"exact\": the edge's rank under the cost explainer; \"cut\": the best head/tail cut severing the edge)"
     )?;
     outln!(
-        "(* selected; \"cut\": the best head/tail cut severing the edge, with its enclosing skips)"
-    )?;
-    outln!(
-        "{:>5}  {:>8}  {:<70}  {:>14}  {}",
+        "{:>5}  {:>9}  {:>5}  {:>5}  {:<70}  {:>14}  parts fit",
         "rank",
         "score",
+        "rank score",
+        "exact",
         "edge",
-        "cut: worst F_β",
-        "parts valid"
+        "cut: worst F_β"
     )?;
-    for &(rank, i, worst, valid) in &rows {
+    let norm = render::normalised(e);
+    for &(rank, i, worst, valid, exact_rank) in &rows {
         let (u, v) = e.edges[i];
         let mark = if e.selected.contains(&i) { "*" } else { " " };
         outln!(
-            "{:>4}{mark}  {:>8.4}  {:<70}  {:>14}  {}",
+            "{:>4}{mark}  {:>9.6}  {:>10.2}  {:>5}  {:<70}  {:>14}  {}",
             rank,
             e.edge_scores[i],
-            format!("{} -> {}", g.node(u).name, g.node(v).name),
+            norm[i],
+            exact_rank,
+            format!(
+                "{} -> {}",
+                render::short_name(&g.node(u).name, 34),
+                render::short_name(&g.node(v).name, 34)
+            ),
             worst,
             if valid { "yes" } else { "no" }
         )?;
     }
     Ok(())
+}
+
+/// For each edge index, its 1-based position in `ranking`.
+fn rank_positions(ranking: &[usize]) -> Vec<usize> {
+    let mut pos = vec![0; ranking.len()];
+    for (r, &i) in ranking.iter().enumerate() {
+        if let Some(p) = pos.get_mut(i) {
+            *p = r + 1;
+        }
+    }
+    pos
+}
+
+/// The inequality with its terms, and the levers.
+fn print_terms(g: &Graph, t: &CostTerms, beta: u64) -> anyhow::Result<()> {
+    outln!("F_β = W + Σ resident rows × row bytes (largest first):")?;
+    outln!(
+        "  {:<52} {:>14}",
+        "weights kept on chip (W)",
+        t.weight_bytes
+    )?;
+    for x in &t.tensors {
+        outln!(
+            "  {:<52} {:>14}  {} × {} B, {} ({:?}; {})",
+            render::short_name(&x.tensor, 52),
+            x.bytes,
+            x.resident_rows,
+            x.row_bytes,
+            if x.rows == x.resident_rows {
+                "whole".to_string()
+            } else {
+                format!("of {}", x.rows)
+            },
+            x.kind,
+            x.reason.describe(),
+        )?;
+    }
+    outln!("  {:<52} {:>14}", "= F_β", t.buffer_bytes)?;
+    if t.fits {
+        outln!(
+            "fits: F_β = {} bytes ({}) < {}",
+            t.buffer_bytes,
+            human_size(t.buffer_bytes),
+            limit(t, beta),
+        )?;
+        return Ok(());
+    }
+    match t.buffer {
+        OnChipBuffer::Unified { .. } => outln!(
+            "does not fit: F_β = {} ≥ β = {}: exceeds β by {} bytes",
+            t.buffer_bytes,
+            beta,
+            t.overflow_bytes
+        )?,
+        OnChipBuffer::Split { .. } => outln!("does not fit: {}", limit(t, beta))?,
+    }
+    outln!("levers:")?;
+    outln!(
+        "  smallest buffer that fits: {} bytes ({})",
+        t.smallest_buffer,
+        human_size(t.smallest_buffer)
+    )?;
+    if let Some(s) = &t.split {
+        let parts: Vec<String> = s
+            .parts
+            .iter()
+            .map(|p| {
+                let names = g.names(p);
+                match (names.first(), names.last()) {
+                    (Some(a), Some(b)) if names.len() > 1 => {
+                        format!("{a} .. {b} ({} nodes)", names.len())
+                    }
+                    (Some(a), _) => a.clone(),
+                    _ => String::new(),
+                }
+            })
+            .collect();
+        outln!(
+            "  cheapest split into parts that fit: {} parts, adds {} bytes of DRAM ({:.3} MB) to the group's I + O + W:",
+            s.parts.len(),
+            s.added_dram_bytes,
+            mb(s.added_dram_bytes)
+        )?;
+        for part in parts {
+            outln!("    {part}")?;
+        }
+    }
+    let top = t.tensors.first().map_or(0, |x| x.bytes);
+    if t.weight_bytes > top {
+        outln!(
+            "  largest term: the weights ({} bytes, {:.0}% of F_β), kept on chip whole; a model that streams them (brr) or a larger weight buffer moves them out",
+            t.weight_bytes,
+            100.0 * t.weight_bytes as f64 / t.buffer_bytes.max(1) as f64
+        )?;
+    }
+    if let Some((x, why)) = t.dominant_tensor() {
+        outln!(
+            "  dominating tensor: {} ({} bytes, {:.0}% of F_β): {}",
+            x.tensor,
+            x.bytes,
+            100.0 * x.bytes as f64 / t.buffer_bytes.max(1) as f64,
+            why.describe()
+        )?;
+    }
+    Ok(())
+}
+
+/// The buffer a group is checked against, in words.
+fn limit(t: &CostTerms, beta: u64) -> String {
+    match t.buffer {
+        OnChipBuffer::Unified { .. } => format!("β = {beta} bytes ({})", human_size(beta)),
+        OnChipBuffer::Split {
+            weight_bytes,
+            activation_bytes,
+        } => format!(
+            "weights {} < β_w = {} and activations {} < β_a = {} (both must hold)",
+            t.weight_bytes,
+            weight_bytes,
+            t.buffer_bytes - t.weight_bytes,
+            activation_bytes
+        ),
+    }
 }

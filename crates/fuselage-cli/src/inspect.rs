@@ -1,4 +1,4 @@
-//! `fuselage inspect MODEL [--json] [--dot FILE]`.
+//! `fuselage inspect MODEL [--json] [--dot FILE] [--nodes]`.
 
 use crate::common::ModelArgs;
 use clap::Args;
@@ -18,6 +18,17 @@ pub struct InspectArgs {
     /// Also write the graph as Graphviz DOT to FILE.
     #[arg(long, value_name = "FILE")]
     dot: Option<PathBuf>,
+    /// Also list every node: its name (what --group takes), op and output shape.
+    #[arg(long)]
+    nodes: bool,
+}
+
+/// One node as `inspect --nodes` lists it.
+#[derive(Debug, Serialize)]
+struct NodeLine {
+    name: String,
+    op: &'static str,
+    shape: Vec<u64>,
 }
 
 /// What `inspect --json` prints.
@@ -33,6 +44,9 @@ struct Summary {
     activation_bytes: u64,
     ops: BTreeMap<&'static str, usize>,
     fingerprint: String,
+    /// Every node, with --nodes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    node_list: Option<Vec<NodeLine>>,
 }
 
 fn summarise(g: &Graph) -> Summary {
@@ -55,6 +69,7 @@ fn summarise(g: &Graph) -> Summary {
         activation_bytes: g.activation_bytes(1),
         ops: g.op_counts(),
         fingerprint: g.fingerprint(),
+        node_list: None,
     }
 }
 
@@ -63,7 +78,18 @@ pub fn run(a: InspectArgs) -> anyhow::Result<()> {
     if let Some(path) = &a.dot {
         crate::common::write_atomic(path, g.to_dot(None))?;
     }
-    let s = summarise(&g);
+    let mut s = summarise(&g);
+    if a.nodes {
+        s.node_list = Some(
+            g.nodes()
+                .map(|(_, n)| NodeLine {
+                    name: n.name.clone(),
+                    op: n.op.kind().name(),
+                    shape: n.shape.0.clone(),
+                })
+                .collect(),
+        );
+    }
     if a.json {
         outln!("{}", serde_json::to_string_pretty(&s)?)?;
         return Ok(());
@@ -92,6 +118,13 @@ pub fn run(a: InspectArgs) -> anyhow::Result<()> {
     outln!("ops")?;
     for (op, n) in &s.ops {
         outln!("  {op:<18}{n}")?;
+    }
+    if let Some(list) = &s.node_list {
+        let width = list.iter().map(|n| n.name.len()).max().unwrap_or(4).max(4);
+        outln!("nodes (name, op, output shape)")?;
+        for n in list {
+            outln!("  {:<width$}  {:<18}{:?}", n.name, n.op, n.shape)?;
+        }
     }
     if let Some(path) = &a.dot {
         outln!("wrote {}", path.display())?;

@@ -153,9 +153,10 @@ struct OptimizeFile {
     optimal_proven: bool,
     history: Vec<u64>,
     front: Vec<fuselage::search::Score>,
-    /// Invalid groups the splitter turned valid without a random fallback, over those met
-    /// (0 for the random splitter, 1 when none was met).
-    rectify_rate: f64,
+    /// Invalid groups the explanation-guided splitter turned valid without a random
+    /// fallback, over those met; `null` for the random splitter, which rectifies nothing (it
+    /// draws its cuts), and 1 when none was met.
+    rectify_rate: Option<f64>,
     /// Invalid groups the splitter was asked to split during the search.
     invalid_groups_met: u64,
     /// Explainer calls (memo hits make none).
@@ -332,7 +333,7 @@ pub fn run(a: OptimizeCmd, registry: &Registry) -> anyhow::Result<()> {
         history: result.history.clone(),
         front: result.front.clone(),
         explainer: out.names.explainer.clone(),
-        rectify_rate: split.rectify_rate(),
+        rectify_rate: out.names.explainer.is_some().then(|| split.rectify_rate()),
         invalid_groups_met: split.invalid_groups,
         explanations: split.explanations,
         split_seconds: split.seconds,
@@ -366,9 +367,12 @@ pub fn run(a: OptimizeCmd, registry: &Registry) -> anyhow::Result<()> {
     }
 
     let cfg = out.config;
-    let splitter_label = match &out.names.explainer {
-        Some(e) => format!("{} splitter ({e} explainer)", out.names.splitter),
-        None => format!("{} splitter", out.names.splitter),
+    // The exact optimiser never repairs a group: no splitter takes part in its run.
+    let exact = out.names.search == "optimal";
+    let splitter_label = match (&out.names.explainer, exact) {
+        (_, true) => "no splitter (exact)".to_string(),
+        (Some(e), false) => format!("{} splitter ({e} explainer)", out.names.splitter),
+        (None, false) => format!("{} splitter", out.names.splitter),
     };
     outln!(
         "{} · {} · {} · {} · {} search · {} · seed {}",
@@ -414,11 +418,14 @@ pub fn run(a: OptimizeCmd, registry: &Registry) -> anyhow::Result<()> {
     if !result.front.is_empty() && wants_front {
         outln!("{:<26}{:>14}", "front points", result.front.len())?;
     }
-    outln!(
-        "{:<26}{:>14}",
-        "rectify rate",
-        format!("{:.1}%", 100.0 * split.rectify_rate())
-    )?;
+    // The rectify rate is the explanation-guided splitter's: the random splitter repairs
+    // every group it meets by drawing cuts, which is no rectification.
+    let rectify = match (&out.names.explainer, split.invalid_groups) {
+        (_, 0) => "n/a (none met)".to_string(),
+        (None, _) => "n/a (random)".to_string(),
+        (Some(_), _) => format!("{:.1}%", 100.0 * split.rectify_rate()),
+    };
+    outln!("{:<26}{:>14}", "rectify rate", rectify)?;
     outln!("{:<26}{:>14}", "invalid groups met", split.invalid_groups)?;
     outln!("{:<26}{:>14}", "explanations", split.explanations)?;
     outln!(

@@ -95,6 +95,84 @@ fn the_table_dot_and_svg_show_the_ranking() {
 }
 
 #[test]
+fn the_inequality_and_its_levers_are_printed() {
+    let out = explain("gnne", &[]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    let v: Value = serde_json::from_slice(&explain("gnne", &["--json"]).stdout).unwrap();
+    let (need, over) = (
+        v["exact_buffer_bytes"].as_u64().unwrap(),
+        v["overflow_bytes"].as_u64().unwrap(),
+    );
+    assert_eq!(need - over, 128 * 1024);
+    // The printed terms sum to the printed F_β.
+    let terms: u64 = v["weight_bytes"].as_u64().unwrap()
+        + v["tensors"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["bytes"].as_u64().unwrap())
+            .sum::<u64>();
+    assert_eq!(terms, need);
+    assert!(
+        text.contains(&format!("exceeds β by {over} bytes")),
+        "{text}"
+    );
+    let smallest = v["smallest_buffer_bytes"].as_u64().unwrap();
+    assert!(
+        text.contains(&format!("smallest buffer that fits: {smallest} bytes")),
+        "{text}"
+    );
+    assert!(
+        text.contains("cheapest split into parts that fit"),
+        "{text}"
+    );
+    assert!(text.contains("dominating tensor:"), "{text}");
+    assert!(
+        text.contains("rank agreement with the exact attribution"),
+        "{text}"
+    );
+    // β reads in KiB, not as 1048576 KiB.
+    assert!(
+        text.lines().next().unwrap().contains("β = 128 KiB"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_group_that_fits_gets_its_terms_and_no_ranking() {
+    let out = fuselage(&[
+        "explain",
+        "resnet50",
+        "--fusion",
+        "lbdf",
+        "--buffer",
+        "1MiB",
+        "--group",
+        "/layer1/layer1.0/conv1/Conv../layer1/layer1.0/relu/Relu",
+        "--explainer",
+        "gnne",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("fits: F_β = "), "{text}");
+    assert!(text.lines().next().unwrap().contains("β = 1 MiB"), "{text}");
+    assert!(text.contains("< β = 1048576 bytes (1 MiB)"), "{text}");
+    assert!(
+        !text.contains("rank score") && !text.contains("levers"),
+        "{text}"
+    );
+}
+
+#[test]
 fn bad_arguments_are_clear_errors() {
     let out = explain("nope", &[]);
     assert_eq!(out.status.code(), Some(1));

@@ -109,3 +109,28 @@ fn unsupported_op_in_a_real_export_names_node_and_op() {
         )
     );
 }
+
+#[test]
+fn nodes_lists_every_name_op_and_shape() {
+    let out = fuselage(&["inspect", "resnet18", "--nodes"]);
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    let line = text
+        .lines()
+        .find(|l| l.trim_start().starts_with("/layer1/layer1.0/conv1/Conv "))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(
+        line.contains("Conv") && line.contains("[1, 64, 56, 56]"),
+        "{line}"
+    );
+    let json = fuselage(&["inspect", "resnet18", "--nodes", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    let list = v["node_list"].as_array().unwrap();
+    assert_eq!(list.len() as u64, v["nodes"].as_u64().unwrap());
+    assert_eq!(list[0]["name"], "/conv1/Conv");
+    assert_eq!(list[0]["op"], "Conv");
+    // Without --nodes the JSON stays as it was.
+    let plain = fuselage(&["inspect", "resnet18", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&plain.stdout).unwrap();
+    assert!(v.get("node_list").is_none());
+}

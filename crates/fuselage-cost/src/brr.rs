@@ -26,7 +26,7 @@
 
 use crate::config::CostConfig;
 use crate::error::Result;
-use crate::model::{CostModel, GroupCost, OnChipBytes, TensorCost, Tiling};
+use crate::model::{CostModel, GroupCost, OnChipBytes, Residency, TensorCost, Tiling};
 use crate::view::{View, with_view};
 use fuselage_ir::{Graph, NodeSet};
 
@@ -199,6 +199,14 @@ impl CostModel for Brr {
         })
     }
 
+    /// `F(1) + 1`: validity asks only that a one-row tile fit (the weights may stream).
+    fn smallest_buffer(&self, g: &Graph, group: &NodeSet) -> Result<u64> {
+        with_view(g, group, &self.config, |v| {
+            let h_max = v.h_max();
+            Ok(v.brr(1, h_max).saturating_add(1))
+        })
+    }
+
     /// The rows of the chosen tile, per tensor.
     fn breakdown(&self, g: &Graph, group: &NodeSet) -> Result<Option<Vec<TensorCost>>> {
         with_view(g, group, &self.config, |v| {
@@ -206,11 +214,13 @@ impl CostModel for Brr {
             let h = cost.tiling.map_or(1, |t| t.tile_rows);
             let h_max = v.h_max();
             v.brr(h, h_max);
+            let whole = v.read_whole();
             let out = v
                 .tensors
                 .iter()
                 .zip(&v.rows)
-                .map(|(t, &rows)| TensorCost {
+                .zip(whole)
+                .map(|((t, &rows), read_whole)| TensorCost {
                     tensor: g.name_of(t.source).to_string(),
                     kind: t.kind,
                     resident_rows: rows,
@@ -218,6 +228,11 @@ impl CostModel for Brr {
                     row_bytes: t.row,
                     bytes: rows * t.row,
                     whole: rows == t.h && t.h > 1,
+                    reason: if read_whole {
+                        Residency::WholeRead
+                    } else {
+                        Residency::Tile
+                    },
                 })
                 .collect();
             Ok(Some(out))

@@ -251,4 +251,8 @@ impl<C: CostModel> CostModel for Cached<C> {
     fn steady_above(&self, g: &Graph, group: &NodeSet) -> Result<u64> {
         self.inner.steady_above(g, group)
     }
+
+    fn smallest_buffer(&self, g: &Graph, group: &NodeSet) -> Result<u64> {
+        self.inner.smallest_buffer(g, group)
+    }
 }

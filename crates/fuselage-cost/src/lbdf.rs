@@ -136,11 +136,13 @@ impl CostModel for Lbdf {
     fn breakdown(&self, g: &Graph, group: &NodeSet) -> Result<Option<Vec<TensorCost>>> {
         with_view(g, group, &self.config, |v| {
             v.lbdf(self.phased);
+            let reasons = v.lbdf_reasons();
             let out = v
                 .tensors
                 .iter()
                 .zip(&v.streams)
-                .map(|(t, st)| TensorCost {
+                .zip(reasons)
+                .map(|((t, st), reason)| TensorCost {
                     tensor: g.name_of(t.source).to_string(),
                     kind: t.kind,
                     resident_rows: st.resident,
@@ -148,6 +150,7 @@ impl CostModel for Lbdf {
                     row_bytes: t.row,
                     bytes: st.resident * t.row,
                     whole: st.whole,
+                    reason,
                 })
                 .collect();
             Ok(Some(out))

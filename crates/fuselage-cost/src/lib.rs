@@ -63,7 +63,7 @@ pub use hardware::{
 };
 pub use kind::CostKind;
 pub use lbdf::Lbdf;
-pub use model::{CostModel, GroupCost, OnChipBytes, TensorCost, TensorKind, Tiling};
+pub use model::{CostModel, GroupCost, OnChipBytes, Residency, TensorCost, TensorKind, Tiling};
 pub use plan::{PlanProblem, PlanReport, evaluate_plan, layer_by_layer, unfusable_nodes};
 pub use planfile::{GroupEntry, PlanFile};
 pub use sim::{BufferSimulator, Simulation};

@@ -126,6 +126,44 @@ pub enum TensorKind {
     Out,
 }
 
+/// Why a tensor keeps the rows it keeps in a group's buffer: what a person changes to shrink
+/// it.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Residency {
+    /// The rows of one window of its widest reader (a `k`-row kernel needs `k` rows).
+    #[default]
+    Window,
+    /// One staging row: the group writes it and no member reads it.
+    Staging,
+    /// More rows than any one window: held while a longer branch catches up (a skip
+    /// connection).
+    Skip,
+    /// Whole: a member reads it whole (a global pool, a matrix product, a reshape).
+    WholeRead,
+    /// Whole: read at two rates, or across a barrier (a skip around a whole read).
+    Barrier,
+    /// The rows one tile asks of it (BRR: the receptive field of the tile).
+    Tile,
+    /// Whole, because the model holds every tensor whole.
+    Model,
+}
+
+impl Residency {
+    /// A short phrase for reports.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Residency::Window => "the window of its widest reader",
+            Residency::Staging => "one staging row of a group output",
+            Residency::Skip => "held while a longer branch catches up (a skip)",
+            Residency::WholeRead => "read whole by a member",
+            Residency::Barrier => "read at two rates or across a barrier, so held whole",
+            Residency::Tile => "the rows one tile asks of it",
+            Residency::Model => "the model holds every tensor whole",
+        }
+    }
+}
+
 /// One tensor's share of a group's buffer.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct TensorCost {
@@ -143,6 +181,9 @@ pub struct TensorCost {
     pub bytes: u64,
     /// Whether the whole tensor is held (a whole port, mixed rates or phases).
     pub whole: bool,
+    /// Why it keeps these rows.
+    #[serde(default)]
+    pub reason: Residency,
 }
 
 /// A model of what a fusion group costs.
@@ -241,6 +282,16 @@ pub trait CostModel: Send + Sync {
     fn steady_above(&self, g: &Graph, group: &NodeSet) -> Result<u64> {
         Ok(self.evaluate(g, group)?.buffer_bytes)
     }
+
+    /// The smallest unified buffer β at which `group` is valid (with this model's element
+    /// sizes). The default, `F_β + 1`, is right for every model whose `F_β` does not depend
+    /// on β (LBDF, the whole-tensor model); BRR's is `F(1) + 1`.
+    ///
+    /// # Errors
+    /// As [`evaluate`](CostModel::evaluate).
+    fn smallest_buffer(&self, g: &Graph, group: &NodeSet) -> Result<u64> {
+        Ok(self.evaluate(g, group)?.buffer_bytes.saturating_add(1))
+    }
 }
 
 macro_rules! forward {
@@ -263,6 +314,9 @@ macro_rules! forward {
             }
             fn steady_above(&self, g: &Graph, group: &NodeSet) -> Result<u64> {
                 (**self).steady_above(g, group)
+            }
+            fn smallest_buffer(&self, g: &Graph, group: &NodeSet) -> Result<u64> {
+                (**self).smallest_buffer(g, group)
             }
         }
     )*};

@@ -272,6 +272,52 @@ impl View {
             .fold(0, u64::saturating_add)
     }
 
+    /// Why each tensor keeps its LBDF band, after [`View::lbdf`]: no reader → a staging row;
+    /// held whole → read whole by a member, or else across a barrier; a band wider than any
+    /// one reader's window → a skip; otherwise the window.
+    pub fn lbdf_reasons(&self) -> Vec<crate::model::Residency> {
+        use crate::model::Residency;
+        let n = self.tensors.len();
+        let mut widest = vec![0u64; n];
+        let mut whole_port = vec![false; n];
+        let mut read = vec![false; n];
+        for port in &self.ports {
+            let t = port.tensor as usize;
+            read[t] = true;
+            match port.window {
+                Window::Rows { k, .. } => widest[t] = widest[t].max(u64::try_from(k).unwrap_or(1)),
+                Window::Whole => whole_port[t] = true,
+            }
+        }
+        (0..n)
+            .map(|t| {
+                let st = &self.streams[t];
+                if !read[t] {
+                    Residency::Staging
+                } else if st.whole && whole_port[t] {
+                    Residency::WholeRead
+                } else if st.whole {
+                    Residency::Barrier
+                } else if st.resident > widest[t].min(self.tensors[t].h.max(1)) {
+                    Residency::Skip
+                } else {
+                    Residency::Window
+                }
+            })
+            .collect()
+    }
+
+    /// Whether a member reads each tensor whole.
+    pub fn read_whole(&self) -> Vec<bool> {
+        let mut whole = vec![false; self.tensors.len()];
+        for port in &self.ports {
+            if port.window == Window::Whole {
+                whole[port.tensor as usize] = true;
+            }
+        }
+        whole
+    }
+
     /// `(I, O)`: bytes of `In(φ)` and of `Out(φ)`.
     pub fn io_bytes(&self) -> (u64, u64) {
         let (mut i, mut o) = (0, 0);

@@ -4,7 +4,7 @@
 
 use crate::config::CostConfig;
 use crate::error::Result;
-use crate::model::{CostModel, GroupCost, OnChipBytes, TensorCost};
+use crate::model::{CostModel, GroupCost, OnChipBytes, Residency, TensorCost};
 use crate::view::with_view;
 use fuselage_ir::{Graph, NodeSet};
 
@@ -90,6 +90,7 @@ impl CostModel for WholeTensor {
                         row_bytes: t.row,
                         bytes: t.bytes(),
                         whole: true,
+                        reason: Residency::Model,
                     })
                     .collect(),
             ))

@@ -9,6 +9,10 @@
 //! - Baselines, always compiled: [`RandomExplainer`] (the floor) and [`CostExplainer`] (reads
 //!   the exact cost model: how much the buffer requirement falls when an edge is cut).
 //! - [`ExplainerKind`]: the built-in explainers by name, typed.
+//! - [`explain_cost`]: the requirement as an inequality of named terms (weights, each
+//!   tensor's rows × row bytes and why it keeps them) and the levers: the smallest buffer
+//!   that fits, the cheapest split into fitting parts, the dominating tensor.
+//!   [`rank_agreement`] compares an explainer's ranking with the exact one.
 //! - [`render`]: an explanation drawn as DOT or SVG, edges weighted by importance.
 //! - With the default `learned` feature, the explainers of Mills et al. over the GNN validity
 //!   classifier of `fuselage-gnn`, on burn: `GnnExplainer` (Ying et al. 2019, a soft edge mask
@@ -36,6 +40,7 @@ mod kind;
 pub mod learned;
 mod random;
 pub mod render;
+mod terms;
 
 pub use cost::CostExplainer;
 pub use error::{ExplainError, Result};
@@ -45,3 +50,4 @@ pub use kind::ExplainerKind;
 #[cfg(feature = "learned")]
 pub use learned::{GnnExplainer, PgExplainer, RgExplainer};
 pub use random::RandomExplainer;
+pub use terms::{CostTerms, Split, explain_cost, rank_agreement};

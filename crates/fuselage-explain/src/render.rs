@@ -2,8 +2,9 @@
 //! as an SVG picture (plotters; no Graphviz needed).
 //!
 //! Both draw every node of the group with its ONNX name and op, and every internal edge with a
-//! width and a colour (grey to red) that grow with its score; the selected edges carry their
-//! rank. The SVG lays the group out top to bottom by depth (longest path from the group's
+//! width and a colour (grey to red) that grow with its score's *rank* ([`normalised`]), so
+//! that close scores still separate; the selected edges carry their rank, edges end in an
+//! arrowhead, and long names keep both ends ([`short_name`]). The SVG lays the group out top to bottom by depth (longest path from the group's
 //! entry nodes), one row per depth.
 
 use crate::error::{ExplainError, Result};
@@ -12,19 +13,37 @@ use fuselage_ir::Graph;
 use std::fmt::Write as _;
 use std::path::Path;
 
-/// Scores scaled to [0, 1] by the group's best (all 0 when no edge scores above 0).
-fn normalised(e: &Explanation) -> Vec<f64> {
-    let top = e.edge_scores.iter().copied().fold(0.0f32, f32::max);
-    e.edge_scores
-        .iter()
-        .map(|&s| {
-            if top > 0.0 {
-                f64::from((s / top).max(0.0))
-            } else {
-                0.0
-            }
-        })
+/// Scores as rank positions in [0, 1] (the lowest 0, the highest 1, ties sharing their mean
+/// rank), so that scores packed close together — GNNExplainer's often differ in the fourth
+/// decimal — still draw apart. All 0 when no edge scores above 0; a lone positive edge is 1.
+pub fn normalised(e: &Explanation) -> Vec<f64> {
+    let scores: Vec<f64> = e.edge_scores.iter().map(|&s| f64::from(s)).collect();
+    if !scores.iter().any(|&s| s > 0.0) {
+        return vec![0.0; scores.len()];
+    }
+    if scores.len() == 1 {
+        return vec![1.0];
+    }
+    let top = (scores.len() - 1) as f64;
+    crate::terms::ranks(&scores)
+        .into_iter()
+        .map(|r| (r - 1.0) / top)
         .collect()
+}
+
+/// A node name short enough for a box: the first and last parts kept, the middle elided
+/// (`/layer2/…/downsample.0/Conv`), so that names differing at either end stay apart.
+pub fn short_name(name: &str, max: usize) -> String {
+    let chars: Vec<char> = name.chars().collect();
+    if chars.len() <= max {
+        return name.to_string();
+    }
+    let head = max / 3;
+    let tail = max - head - 1;
+    let mut out: String = chars[..head].iter().collect();
+    out.push('…');
+    out.extend(&chars[chars.len() - tail..]);
+    out
 }
 
 fn rank_of(e: &Explanation) -> Vec<Option<usize>> {
@@ -147,8 +166,24 @@ pub fn to_svg(g: &Graph, e: &Explanation, path: impl AsRef<Path>) -> Result<()> 
             stroke_width: (1.0 + 6.0 * norm[i]).round() as u32,
         };
         let (p, q) = (centre(a), centre(b));
+        // Stop at the target box's edge and draw an arrowhead there.
+        let q = (q.0, q.1 - 16);
         root.draw(&PathElement::new(vec![p, q], style))
             .map_err(|x| perr(&x))?;
+        let (dx, dy) = ((q.0 - p.0) as f64, (q.1 - p.1) as f64);
+        let len = (dx * dx + dy * dy).sqrt().max(1.0);
+        let (ux, uy) = (dx / len, dy / len);
+        let at = |back: f64, side: f64| {
+            (
+                (q.0 as f64 - ux * back - uy * side).round() as i32,
+                (q.1 as f64 - uy * back + ux * side).round() as i32,
+            )
+        };
+        root.draw(&Polygon::new(
+            vec![q, at(9.0, 4.5), at(9.0, -4.5)],
+            RGBColor(r, gr, bl).filled(),
+        ))
+        .map_err(|x| perr(&x))?;
         if let Some(k) = ranks[i] {
             let mid = ((p.0 + q.0) / 2 + 4, (p.1 + q.1) / 2);
             root.draw(&Text::new(
@@ -162,15 +197,7 @@ pub fn to_svg(g: &Graph, e: &Explanation, path: impl AsRef<Path>) -> Result<()> 
     for (i, &v) in e.nodes.iter().enumerate() {
         let (x, y) = centre(i);
         let n = g.node(v);
-        let short: String = n
-            .name
-            .chars()
-            .rev()
-            .take(30)
-            .collect::<Vec<_>>()
-            .into_iter()
-            .rev()
-            .collect();
+        let short = short_name(&n.name, 34);
         root.draw(&Rectangle::new(
             [(x - cell_w / 2 + 8, y - 16), (x + cell_w / 2 - 8, y + 16)],
             ShapeStyle {
@@ -195,4 +222,71 @@ pub fn to_svg(g: &Graph, e: &Explanation, path: impl AsRef<Path>) -> Result<()> 
     }
     root.present().map_err(|x| perr(&x))?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fuselage_ir::{ConvAttrs, GraphBuilder, NodeSet, Op, TensorShape};
+
+    fn explanation(scores: Vec<f32>) -> (Graph, Explanation) {
+        let mut b = GraphBuilder::new("chain");
+        let mut x = b.input("input", TensorShape::nchw(4, 8, 8)).unwrap();
+        for i in 0..=scores.len() {
+            x = b
+                .node(
+                    format!("/layer{i}/layer{i}.0/downsample/downsample.0/Conv"),
+                    Op::Conv(ConvAttrs::square(4, 1, 1, 1, 1)),
+                    &[x],
+                )
+                .unwrap();
+        }
+        let g = b.finish().unwrap();
+        let group = NodeSet::full(g.len());
+        let (order, edges) = crate::explanation::group_edges(&g, &group).unwrap();
+        let e = Explanation::from_scores(
+            "gnne",
+            &order,
+            edges,
+            scores,
+            None,
+            &crate::Selection::default(),
+        )
+        .unwrap();
+        (g, e)
+    }
+
+    /// GNNExplainer's scores on a ResNet group lay within 0.9977 to 0.9982, and every edge
+    /// was drawn alike: ranks pull them apart.
+    #[test]
+    fn close_scores_still_separate() {
+        let (_, e) = explanation(vec![0.9980, 0.9977, 0.9982]);
+        assert_eq!(normalised(&e), vec![0.5, 0.0, 1.0]);
+    }
+
+    /// Names were cut from the front, so two layers' downsample convolutions read the same.
+    #[test]
+    fn short_names_keep_both_ends() {
+        let a = short_name("/layer1/layer1.0/downsample/downsample.0/Conv", 34);
+        let b = short_name("/layer2/layer2.0/downsample/downsample.0/Conv", 34);
+        assert_ne!(a, b);
+        assert!(
+            a.starts_with("/layer1/") && a.ends_with("downsample.0/Conv"),
+            "{a}"
+        );
+        assert_eq!(a.chars().count(), 34);
+        assert_eq!(short_name("/conv1/Conv", 34), "/conv1/Conv");
+    }
+
+    /// No edge had an arrowhead.
+    #[test]
+    fn every_edge_has_an_arrowhead() {
+        let (g, e) = explanation(vec![0.2, 0.5, 0.9]);
+        let path = std::env::temp_dir().join(format!("fuselage-render-{}.svg", std::process::id()));
+        to_svg(&g, &e, &path).unwrap();
+        let svg = std::fs::read_to_string(&path).unwrap();
+        std::fs::remove_file(&path).ok();
+        assert_eq!(svg.matches("<polygon").count(), e.edges.len());
+        assert!(svg.contains("/layer1/"), "labels keep their front");
+    }
 }
