@@ -184,7 +184,7 @@ fn plan(
     let text =
         std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
     let file = PlanFile::from_json(&text).with_context(|| format!("{}", path.display()))?;
-    if file.model != g.name() {
+    if !file.model.is_empty() && file.model != g.name() {
         eprintln!(
             "warning: {} was written for `{}`, evaluating it against `{}`",
             path.display(),

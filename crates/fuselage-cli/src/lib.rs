@@ -3,7 +3,7 @@
 //! The `fuselage` command-line program, as a library and a binary.
 //!
 //! Each subcommand lives in its own file (`inspect.rs`, `cost.rs`, `optimize.rs`,
-//! `explain.rs`, `gnn.rs` for dataset/train/classify, `reproduce.rs`, `hw.rs`, `sweep.rs`);
+//! `explain.rs`, `gnn.rs` for dataset/train/classify, `reproduce.rs`, `hw.rs`, `sweep.rs`, `diff.rs`);
 //! `common.rs` holds the arguments they share and `plot.rs` draws their SVG plots. The work itself is the library's: a subcommand reads its
 //! arguments, runs the facade `fuselage` (the [`Planner`](fuselage::Planner) for
 //! `optimize`), and prints.
@@ -23,6 +23,7 @@ macro_rules! outln {
 
 mod common;
 mod cost;
+mod diff;
 mod explain;
 mod gnn;
 mod hw;
@@ -88,6 +89,8 @@ enum Command {
     Explain(explain::ExplainCmd),
     /// Rerun the paper's Tables II–V and budget curves; write docs/results.md.
     Reproduce(reproduce::ReproduceCmd),
+    /// Which groups changed between two plan files, and the DRAM delta.
+    Diff(diff::DiffCmd),
     /// The accelerator presets: list them, or show one (or a TOML file) in full.
     Hw(hw::HwCmd),
     /// Optimal DRAM against the buffer size, with the exact sizes where the plan changes.
@@ -108,6 +111,7 @@ pub fn run(cli: Cli, registry: &Registry) -> anyhow::Result<()> {
         Command::Classify(a) => gnn::classify(a, registry),
         Command::Reproduce(a) => reproduce::run(a),
         Command::Explain(a) => explain::run(a, registry),
+        Command::Diff(a) => diff::run(a),
         Command::Hw(a) => hw::run(a),
         Command::Sweep(a) => sweep::run(a),
     }

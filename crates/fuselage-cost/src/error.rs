@@ -21,7 +21,7 @@ pub enum CostError {
     #[error("the element size must be 1 to 16 bytes (b = {0} given)")]
     ElementBytesTooLarge(u64),
     /// A node name that is not in the graph.
-    #[error("unknown node `{node}` in group {group} of the plan for `{model}`")]
+    #[error("unknown node `{node}` in group {group} of the plan for `{model}`{}", fuselage_ir::closest_hint(.closest))]
     UnknownNode {
         /// The name.
         node: String,
@@ -29,6 +29,8 @@ pub enum CostError {
         group: usize,
         /// The graph the plan was read against.
         model: String,
+        /// Up to three of the graph's names closest to it.
+        closest: Vec<String>,
     },
     /// A node listed twice in one group of a plan file.
     #[error("node `{node}` is listed twice in group {group} of the plan")]

@@ -65,6 +65,6 @@ pub use kind::CostKind;
 pub use lbdf::Lbdf;
 pub use model::{CostModel, GroupCost, OnChipBytes, Residency, TensorCost, TensorKind, Tiling};
 pub use plan::{PlanProblem, PlanReport, evaluate_plan, layer_by_layer, unfusable_nodes};
-pub use planfile::{GroupEntry, PlanFile};
+pub use planfile::{GroupEntry, PlanDiff, PlanFile};
 pub use sim::{BufferSimulator, Simulation};
 pub use whole::WholeTensor;

@@ -35,7 +35,9 @@
 //!   written with one ([`PlanFile::with_hardware`]).
 //!
 //! The costs are a record of what the model said when the file was written; reading a file
-//! back ([`PlanFile::to_plan`]) uses only the node names.
+//! back ([`PlanFile::to_plan`]) uses only the node names, so a file that lists only each
+//! group's `nodes` (`{"groups": [{"nodes": [...]}, ...]}`) is a plan file too.
+//! [`PlanFile::diff`] compares two files group by group.
 //!
 //! [`GroupCost`]: crate::GroupCost
 
@@ -52,13 +54,17 @@ use serde::{Deserialize, Serialize};
 pub struct GroupEntry {
     /// ONNX node names, in node order.
     pub nodes: Vec<String>,
-    /// `F_β` in bytes.
+    /// `F_β` in bytes (0 in a file that lists only nodes).
+    #[serde(default)]
     pub buffer_bytes: u64,
-    /// `F_D` in bytes.
+    /// `F_D` in bytes (0 in a file that lists only nodes).
+    #[serde(default)]
     pub dram_bytes: u64,
     /// Whether the group fits the buffer.
+    #[serde(default)]
     pub valid: bool,
     /// Whether it is the singleton of an unfusable node.
+    #[serde(default)]
     pub unfusable: bool,
     /// Its latency in cycles on the file's hardware.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -88,11 +94,14 @@ pub struct GroupEntry {
 /// ```
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct PlanFile {
-    /// The graph's name.
+    /// The graph's name (empty in a file that does not say).
+    #[serde(default)]
     pub model: String,
-    /// The cost model's name (`lbdf` or `brr`).
+    /// The cost model's name (`lbdf` or `brr`; empty in a file that lists only nodes).
+    #[serde(default)]
     pub cost_model: String,
     /// β in bytes (both buffers together when they are split).
+    #[serde(default)]
     pub buffer_bytes: u64,
     /// The weight buffer, for split buffers.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -102,6 +111,7 @@ pub struct PlanFile {
     pub activation_buffer_bytes: Option<u64>,
     /// Bytes of an activation element (of every element unless `weight_element_bytes` says
     /// otherwise).
+    #[serde(default)]
     pub element_bytes: u64,
     /// Bytes of a weight element, where they differ from the activations'.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -112,10 +122,13 @@ pub struct PlanFile {
     /// The groups, in plan order.
     pub groups: Vec<GroupEntry>,
     /// Total DRAM in bytes.
+    #[serde(default)]
     pub dram_bytes: u64,
     /// DRAM without the unfusable singletons, in bytes.
+    #[serde(default)]
     pub fusable_dram_bytes: u64,
     /// MBU: the largest `F_β` of a valid group, in bytes.
+    #[serde(default)]
     pub max_buffer_bytes: u64,
     /// Latency in cycles on `hardware`, groups in sequence.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -260,6 +273,7 @@ impl PlanFile {
                     node: name.clone(),
                     group: gi,
                     model: g.name().to_string(),
+                    closest: g.closest_names(name, 3),
                 })?;
                 if !set.insert(id) {
                     return Err(CostError::RepeatedNode {
@@ -271,5 +285,71 @@ impl PlanFile {
             groups.push(set);
         }
         Ok(Plan::new(groups))
+    }
+}
+
+/// How two plan files differ ([`PlanFile::diff`]).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PlanDiff {
+    /// Groups (node names) of the first file that the second does not have.
+    pub only_in_a: Vec<GroupEntry>,
+    /// Groups of the second file that the first does not have.
+    pub only_in_b: Vec<GroupEntry>,
+    /// Groups both have.
+    pub unchanged: usize,
+    /// The first file's total DRAM, bytes.
+    pub dram_a: u64,
+    /// The second file's, bytes.
+    pub dram_b: u64,
+    /// `dram_b − dram_a`, bytes.
+    pub dram_delta: i128,
+}
+
+impl PlanFile {
+    /// The groups that changed from `self` to `other` (a group is its set of node names) and
+    /// the DRAM delta, from the costs the files record.
+    ///
+    /// # Example
+    /// ```
+    /// use fuselage_cost::{CostConfig, Lbdf, PlanFile, layer_by_layer};
+    /// use fuselage_ir::Plan;
+    /// let g = fuselage_zoo::build("resnet18")?;
+    /// let lbdf = Lbdf::new(CostConfig::kib(128)?);
+    /// let a = PlanFile::new(&lbdf, &g, &layer_by_layer(&g))?;
+    /// let mut groups = layer_by_layer(&g).groups;
+    /// let first = groups.remove(0);
+    /// groups[0] = groups[0].union(&first); // conv1 fused with its ReLU
+    /// let b = PlanFile::new(&lbdf, &g, &Plan::new(groups))?;
+    /// let d = a.diff(&b);
+    /// assert_eq!((d.only_in_a.len(), d.only_in_b.len(), d.unchanged), (2, 1, g.len() - 2));
+    /// assert!(d.dram_delta < 0);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn diff(&self, other: &PlanFile) -> PlanDiff {
+        let key = |e: &GroupEntry| {
+            let mut n = e.nodes.clone();
+            n.sort();
+            n
+        };
+        let a: std::collections::HashSet<Vec<String>> = self.groups.iter().map(key).collect();
+        let b: std::collections::HashSet<Vec<String>> = other.groups.iter().map(key).collect();
+        PlanDiff {
+            only_in_a: self
+                .groups
+                .iter()
+                .filter(|e| !b.contains(&key(e)))
+                .cloned()
+                .collect(),
+            only_in_b: other
+                .groups
+                .iter()
+                .filter(|e| !a.contains(&key(e)))
+                .cloned()
+                .collect(),
+            unchanged: self.groups.iter().filter(|e| b.contains(&key(e))).count(),
+            dram_a: self.dram_bytes,
+            dram_b: other.dram_bytes,
+            dram_delta: i128::from(other.dram_bytes) - i128::from(self.dram_bytes),
+        }
     }
 }

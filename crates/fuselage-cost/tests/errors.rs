@@ -58,9 +58,15 @@ fn unknown_node_in_a_plan_file() {
         CostError::UnknownNode {
             node: "nope".into(),
             group: 2,
-            model: "residual".into()
+            model: "residual".into(),
+            closest: Vec::new(),
         }
     );
+    // A near miss names the closest nodes.
+    let mut near = PlanFile::new(&lbdf, &g, &Plan::singletons(&g)).unwrap();
+    near.groups[0].nodes = vec!["c3".into()];
+    let msg = near.to_plan(&g).unwrap_err().to_string();
+    assert!(msg.contains("did you mean `c1`"), "{msg}");
     assert_eq!(
         err.to_string(),
         "unknown node `nope` in group 2 of the plan for `residual`"

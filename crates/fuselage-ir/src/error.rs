@@ -17,9 +17,14 @@ pub enum IrError {
         /// The missing producer.
         input: String,
     },
-    /// A name that is not in the graph.
-    #[error("unknown node `{0}`")]
-    UnknownNode(String),
+    /// A name that is not in the graph, with the graph's closest names (by edit distance).
+    #[error("unknown node `{name}`{}", closest_hint(.closest))]
+    UnknownNode {
+        /// The name given.
+        name: String,
+        /// Up to three of the graph's names closest to it.
+        closest: Vec<String>,
+    },
     /// A node named twice in one group.
     #[error("node `{0}` is named twice in one group")]
     RepeatedNode(String),
@@ -104,3 +109,15 @@ pub enum IrError {
 
 /// `Result` with [`IrError`].
 pub type Result<T, E = IrError> = std::result::Result<T, E>;
+
+/// `; did you mean `a`, `b` or `c`?`, or nothing.
+pub fn closest_hint(closest: &[String]) -> String {
+    match closest {
+        [] => String::new(),
+        [one] => format!("; did you mean `{one}`?"),
+        [init @ .., last] => {
+            let init: Vec<String> = init.iter().map(|n| format!("`{n}`")).collect();
+            format!("; did you mean {} or `{last}`?", init.join(", "))
+        }
+    }
+}

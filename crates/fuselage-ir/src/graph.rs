@@ -129,10 +129,43 @@ impl Graph {
         self.by_name.get(name).and_then(|s| s.node())
     }
 
-    /// The node called `name`, or [`IrError::UnknownNode`].
+    /// The node called `name`, or [`IrError::UnknownNode`] with the closest names.
     pub fn require(&self, name: &str) -> Result<NodeId> {
-        self.id_of(name)
-            .ok_or_else(|| IrError::UnknownNode(name.to_string()))
+        self.id_of(name).ok_or_else(|| IrError::UnknownNode {
+            name: name.to_string(),
+            closest: self.closest_names(name, 3),
+        })
+    }
+
+    /// Up to `k` node names closest to `name` by edit distance (ties in node order), for
+    /// "did you mean" hints. Names further than half their length away are left out.
+    ///
+    /// ```
+    /// use fuselage_ir::{GraphBuilder, Op, TensorShape};
+    /// let mut b = GraphBuilder::new("g");
+    /// let x = b.input("input", TensorShape::nchw(1, 4, 4))?;
+    /// let r = b.node("/layer1/relu/Relu", Op::Relu, &[x])?;
+    /// b.node("/layer2/relu/Relu", Op::Relu, &[r])?;
+    /// let g = b.finish()?;
+    /// assert_eq!(g.closest_names("/layer2/Relu", 1), vec!["/layer2/relu/Relu".to_string()]);
+    /// let e = g.require("/layer1/relu/relu").unwrap_err().to_string();
+    /// assert!(e.ends_with("did you mean `/layer1/relu/Relu` or `/layer2/relu/Relu`?"), "{e}");
+    /// assert!(g.closest_names("something else entirely", 3).is_empty());
+    /// # Ok::<(), fuselage_ir::IrError>(())
+    /// ```
+    pub fn closest_names(&self, name: &str, k: usize) -> Vec<String> {
+        let target: Vec<char> = name.chars().collect();
+        let mut scored: Vec<(usize, usize, &str)> = self
+            .nodes()
+            .map(|(id, n)| (edit_distance(&target, &n.name), id.index(), n.name.as_str()))
+            .filter(|&(d, _, n)| d * 2 <= n.chars().count().max(target.len()))
+            .collect();
+        scored.sort_unstable();
+        scored
+            .into_iter()
+            .take(k)
+            .map(|(_, _, n)| n.to_string())
+            .collect()
     }
 
     /// The node or input called `name`.
@@ -338,6 +371,22 @@ fn bad_node(n: &Node, reason: String) -> IrError {
         op: n.op.kind().name().to_string(),
         reason,
     }
+}
+
+/// Levenshtein distance between `a` and the characters of `b` (one row of memory).
+fn edit_distance(a: &[char], b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, &ca) in a.iter().enumerate() {
+        let mut diag = row[0];
+        row[0] = i + 1;
+        for (j, &cb) in b.iter().enumerate() {
+            let up = row[j + 1];
+            row[j + 1] = (diag + usize::from(ca != cb)).min(up + 1).min(row[j] + 1);
+            diag = up;
+        }
+    }
+    row[b.len()]
 }
 
 /// Builds a [`Graph`] node by node, in topological order.

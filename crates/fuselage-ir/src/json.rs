@@ -101,7 +101,10 @@ impl Graph {
             b.node_with(n.name, n.op, &inputs, n.shape, n.weights)?;
         }
         for o in &j.outputs {
-            let s = b.source(o).ok_or_else(|| IrError::UnknownNode(o.clone()))?;
+            let s = b.source(o).ok_or_else(|| IrError::UnknownNode {
+                name: o.clone(),
+                closest: Vec::new(),
+            })?;
             b.output(s);
         }
         b.finish()

@@ -44,7 +44,7 @@ pub mod rows;
 pub mod sample;
 mod shape;
 
-pub use error::{IrError, Result};
+pub use error::{IrError, Result, closest_hint};
 pub use graph::{Graph, GraphBuilder, GraphInput, MAX_ELEMENTS, Node};
 pub use id::{InputId, NodeId, Source};
 pub use kind::UnknownKind;

@@ -185,7 +185,10 @@ mod tests {
             g.check_group(&NodeSet::new(g.len()), 2),
             Err(IrError::EmptyGroup { group: 2 })
         ));
-        assert!(matches!(g.set_of(&["nope"]), Err(IrError::UnknownNode(_))));
+        assert!(matches!(
+            g.set_of(&["nope"]),
+            Err(IrError::UnknownNode { .. })
+        ));
     }
 
     #[test]

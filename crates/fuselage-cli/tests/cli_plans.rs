@@ -1,0 +1,124 @@
+//! Plan files between runs: `diff` of two plans, a plan that lists only nodes, and the closest
+//! names for a node that is not there.
+
+mod common;
+use common::{fails, fuselage, tmp};
+use serde_json::Value;
+
+fn optimize(search: &str, out: &std::path::Path) {
+    let o = fuselage(&[
+        "optimize",
+        "resnet18",
+        "--fusion",
+        "lbdf",
+        "--buffer",
+        "128KiB",
+        "--search",
+        search,
+        "--budget",
+        "50",
+        "--no-reference",
+        "--quiet",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}
+
+#[test]
+fn diff_names_the_changed_groups_and_the_dram_delta() {
+    let (a, b) = (tmp("a.json"), tmp("b.json"));
+    optimize("random", &a);
+    optimize("optimal", &b);
+    let o = fuselage(&["diff", a.to_str().unwrap(), b.to_str().unwrap(), "--json"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let d: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let read = |p: &std::path::Path| -> Value {
+        serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
+    };
+    let (va, vb) = (read(&a), read(&b));
+    let (da, db) = (
+        va["dram_bytes"].as_i64().unwrap(),
+        vb["dram_bytes"].as_i64().unwrap(),
+    );
+    assert_eq!(d["dram_delta"].as_i64().unwrap(), db - da);
+    let (only_a, only_b) = (
+        d["only_in_a"].as_array().unwrap(),
+        d["only_in_b"].as_array().unwrap(),
+    );
+    let unchanged = d["unchanged"].as_u64().unwrap() as usize;
+    assert_eq!(
+        only_a.len() + unchanged,
+        va["groups"].as_array().unwrap().len()
+    );
+    assert_eq!(
+        only_b.len() + unchanged,
+        vb["groups"].as_array().unwrap().len()
+    );
+    // The changed groups account for the whole delta.
+    let sum = |g: &[Value]| {
+        g.iter()
+            .map(|e| e["dram_bytes"].as_i64().unwrap())
+            .sum::<i64>()
+    };
+    assert_eq!(sum(only_b) - sum(only_a), db - da);
+    // A plan against itself: nothing changed.
+    let same = fuselage(&["diff", a.to_str().unwrap(), a.to_str().unwrap()]);
+    let text = String::from_utf8(same.stdout).unwrap();
+    assert!(
+        text.contains("DRAM B - A: +0 bytes") && text.contains("only in A (0)"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_plan_listing_only_nodes_is_costed() {
+    let full = tmp("full.json");
+    optimize("optimal", &full);
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&full).unwrap()).unwrap();
+    let groups: Vec<Value> = v["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| serde_json::json!({ "nodes": g["nodes"] }))
+        .collect();
+    let bare = tmp("bare.json");
+    std::fs::write(&bare, serde_json::json!({ "groups": groups }).to_string()).unwrap();
+    let o = fuselage(&[
+        "cost",
+        "resnet18",
+        "--fusion",
+        "lbdf",
+        "--buffer",
+        "128KiB",
+        "--plan",
+        bare.to_str().unwrap(),
+        "--json",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        o.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let w: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(w["dram_bytes"], v["dram_bytes"]);
+}
+
+#[test]
+fn an_unknown_node_suggests_the_closest_names() {
+    let err = fails(&[
+        "cost",
+        "resnet18",
+        "--fusion",
+        "lbdf",
+        "--buffer",
+        "128KiB",
+        "--group",
+        "/layer1/layer1.0/conv1/conv",
+    ]);
+    assert!(
+        err.contains("did you mean `/layer1/layer1.0/conv1/Conv`"),
+        "{err}"
+    );
+}
