@@ -11,7 +11,7 @@ use std::path::PathBuf;
 
 /// Arguments of `fuselage cost`.
 #[derive(Debug, Args)]
-#[command(group(clap::ArgGroup::new("what").required(true).args(["group", "plan"])))]
+#[command(group(clap::ArgGroup::new("what").required(true).args(["group", "plan", "plan_from_metadata"])))]
 pub struct CostCmd {
     #[command(flatten)]
     model: ModelArgs,
@@ -23,6 +23,10 @@ pub struct CostCmd {
     /// A plan file (JSON) to re-evaluate under these settings.
     #[arg(long, value_name = "FILE")]
     plan: Option<PathBuf>,
+    /// Re-evaluate the plan that `fuselage export` wrote into the model's own node metadata
+    /// (MODEL must be that .onnx file).
+    #[arg(long)]
+    plan_from_metadata: bool,
     /// Print JSON instead of a table.
     #[arg(long)]
     json: bool,
@@ -34,8 +38,32 @@ pub fn run(a: CostCmd, registry: &Registry) -> anyhow::Result<()> {
     let (model, hw) = (setting.model, &setting.hw);
     match (&a.group, &a.plan) {
         (Some(spec), _) => group(&g, model.as_ref(), hw, spec, a.json),
-        (None, Some(path)) => plan(&g, model.as_ref(), hw, path, a.json),
-        (None, None) => bail!("give --group or --plan"),
+        (None, Some(path)) => {
+            let text = std::fs::read_to_string(path)
+                .with_context(|| format!("reading {}", path.display()))?;
+            let file = PlanFile::from_json(&text).with_context(|| format!("{}", path.display()))?;
+            plan(
+                &g,
+                model.as_ref(),
+                hw,
+                &file,
+                &path.display().to_string(),
+                a.json,
+            )
+        }
+        (None, None) if a.plan_from_metadata => {
+            let path = PathBuf::from(&a.model.model);
+            let file = crate::export::plan_from_metadata(&g, &path)?;
+            plan(
+                &g,
+                model.as_ref(),
+                hw,
+                &file,
+                &path.display().to_string(),
+                a.json,
+            )
+        }
+        (None, None) => bail!("give --group, --plan or --plan-from-metadata"),
     }
 }
 
@@ -178,24 +206,19 @@ fn plan(
     g: &Graph,
     model: &dyn CostModel,
     hw: &Accelerator,
-    path: &PathBuf,
+    file: &PlanFile,
+    origin: &str,
     json: bool,
 ) -> anyhow::Result<()> {
-    let text =
-        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-    let file = PlanFile::from_json(&text).with_context(|| format!("{}", path.display()))?;
     if !file.model.is_empty() && file.model != g.name() {
         eprintln!(
-            "warning: {} was written for `{}`, evaluating it against `{}`",
-            path.display(),
+            "warning: {origin} was written for `{}`, evaluating it against `{}`",
             file.model,
             g.name()
         );
     }
-    let p = file
-        .to_plan(g)
-        .with_context(|| format!("{}", path.display()))?;
-    let report = evaluate_plan(model, g, &p).with_context(|| format!("{}", path.display()))?;
+    let p = file.to_plan(g).with_context(|| origin.to_string())?;
+    let report = evaluate_plan(model, g, &p).with_context(|| origin.to_string())?;
     let fresh = PlanFile::from_report(model, g, &p, &report).with_hardware(hw, g, &p, &report);
     let metrics = hw.plan_metrics(g, &p, &report);
     if json {
@@ -231,8 +254,7 @@ fn plan(
     }
     if !report.problems.is_empty() {
         bail!(
-            "{}: {} group(s) do not fit the buffer; the first: {}",
-            path.display(),
+            "{origin}: {} group(s) do not fit the buffer; the first: {}",
             report.problems.len(),
             report.problems[0]
         );

@@ -3,7 +3,7 @@
 //! The `fuselage` command-line program, as a library and a binary.
 //!
 //! Each subcommand lives in its own file (`inspect.rs`, `cost.rs`, `optimize.rs`,
-//! `explain.rs`, `gnn.rs` for dataset/train/classify, `reproduce.rs`, `hw.rs`, `sweep.rs`, `diff.rs`);
+//! `explain.rs`, `gnn.rs` for dataset/train/classify, `reproduce.rs`, `hw.rs`, `sweep.rs`, `diff.rs`, `export.rs`);
 //! `common.rs` holds the arguments they share and `plot.rs` draws their SVG plots. The work itself is the library's: a subcommand reads its
 //! arguments, runs the facade `fuselage` (the [`Planner`](fuselage::Planner) for
 //! `optimize`), and prints.
@@ -25,6 +25,7 @@ mod common;
 mod cost;
 mod diff;
 mod explain;
+mod export;
 mod gnn;
 mod hw;
 mod inspect;
@@ -89,6 +90,9 @@ enum Command {
     Explain(explain::ExplainCmd),
     /// Rerun the paper's Tables II–V and budget curves; write docs/results.md.
     Reproduce(reproduce::ReproduceCmd),
+    /// Hand a plan to a compiler: the ONNX model unchanged, with each node's group (and the
+    /// plan's summary) in its metadata; `cost --plan-from-metadata` reads it back.
+    Export(export::ExportCmd),
     /// Which groups changed between two plan files, and the DRAM delta.
     Diff(diff::DiffCmd),
     /// The accelerator presets: list them, or show one (or a TOML file) in full.
@@ -112,6 +116,7 @@ pub fn run(cli: Cli, registry: &Registry) -> anyhow::Result<()> {
         Command::Reproduce(a) => reproduce::run(a),
         Command::Explain(a) => explain::run(a, registry),
         Command::Diff(a) => diff::run(a),
+        Command::Export(a) => export::run(a),
         Command::Hw(a) => hw::run(a),
         Command::Sweep(a) => sweep::run(a),
     }

@@ -17,6 +17,7 @@
 
 mod error;
 pub mod import;
+pub mod metadata;
 
 pub use error::{OnnxError, Result, UnsupportedOp};
 pub use import::{Importer, MAX_FILE_BYTES, import, import_bytes};
