@@ -6,8 +6,11 @@ use anyhow::{Context, bail};
 use clap::Args;
 use fuselage::cost::{Accelerator, CostModel, PlanFile, evaluate_plan};
 use fuselage::ir::Graph;
+use fuselage::pipeline::Planner;
+use fuselage::search::SearchKind;
 use serde_json::{Map, Value, json};
 use std::path::PathBuf;
+use std::sync::Arc;
 
 /// Arguments of `fuselage cost`.
 #[derive(Debug, Args)]
@@ -27,21 +30,58 @@ pub struct CostCmd {
     /// (MODEL must be that .onnx file).
     #[arg(long)]
     plan_from_metadata: bool,
+    /// With --plan or --plan-from-metadata: also compare the plan with the exact optimum
+    /// (computed within 10 s) and the lower bound — the gaps, and which groups differ.
+    #[arg(long)]
+    against_optimal: bool,
     /// Print JSON instead of a table.
     #[arg(long)]
     json: bool,
+}
+
+/// The optimum a plan is compared with, and the lower bound.
+struct Reference {
+    lower_bound: u64,
+    optimal: PlanFile,
+    proven: bool,
+}
+
+fn reference(g: &Graph, model: &Arc<dyn CostModel>, hw: &Accelerator) -> anyhow::Result<Reference> {
+    let out = Planner::with_model(g, model.clone())
+        .hardware(hw.clone())
+        .search(SearchKind::Optimal)
+        .reference(fuselage::pipeline::Reference::Off)
+        .time_limit(std::time::Duration::from_secs(10))
+        .stop(&crate::STOP)
+        .run()?;
+    Ok(Reference {
+        lower_bound: out.lower_bound,
+        proven: out.reference.is_some_and(|r| r.proven),
+        optimal: out.plan_file,
+    })
 }
 
 pub fn run(a: CostCmd, registry: &Registry) -> anyhow::Result<()> {
     let g = a.model.load()?;
     let setting = a.cost.resolve(registry)?;
     let (model, hw) = (setting.model, &setting.hw);
+    if a.against_optimal && a.group.is_some() {
+        bail!("--against-optimal compares a plan: give --plan or --plan-from-metadata");
+    }
+    let against = || -> anyhow::Result<Option<Reference>> {
+        if a.against_optimal {
+            Ok(Some(reference(&g, &model, hw)?))
+        } else {
+            Ok(None)
+        }
+    };
     match (&a.group, &a.plan) {
         (Some(spec), _) => group(&g, model.as_ref(), hw, spec, a.json),
         (None, Some(path)) => {
             let text = std::fs::read_to_string(path)
                 .with_context(|| format!("reading {}", path.display()))?;
             let file = PlanFile::from_json(&text).with_context(|| format!("{}", path.display()))?;
+            let r = against()?;
             plan(
                 &g,
                 model.as_ref(),
@@ -49,11 +89,13 @@ pub fn run(a: CostCmd, registry: &Registry) -> anyhow::Result<()> {
                 &file,
                 &path.display().to_string(),
                 a.json,
+                r,
             )
         }
         (None, None) if a.plan_from_metadata => {
             let path = PathBuf::from(&a.model.model);
             let file = crate::export::plan_from_metadata(&g, &path)?;
+            let r = against()?;
             plan(
                 &g,
                 model.as_ref(),
@@ -61,6 +103,7 @@ pub fn run(a: CostCmd, registry: &Registry) -> anyhow::Result<()> {
                 &file,
                 &path.display().to_string(),
                 a.json,
+                r,
             )
         }
         (None, None) => bail!("give --group, --plan or --plan-from-metadata"),
@@ -209,6 +252,7 @@ fn plan(
     file: &PlanFile,
     origin: &str,
     json: bool,
+    against: Option<Reference>,
 ) -> anyhow::Result<()> {
     if !file.model.is_empty() && file.model != g.name() {
         eprintln!(
@@ -227,6 +271,20 @@ fn plan(
             m.insert("group_count".into(), json!(report.group_count));
             m.insert("unfusable_count".into(), json!(report.unfusable_count));
             m.insert("problems".into(), serde_json::to_value(&report.problems)?);
+            if let Some(r) = &against {
+                let d = fresh.diff(&r.optimal);
+                m.insert("lower_bound_bytes".into(), json!(r.lower_bound));
+                m.insert("optimal_dram_bytes".into(), json!(r.optimal.dram_bytes));
+                m.insert("optimal_proven".into(), json!(r.proven));
+                m.insert(
+                    "groups_not_in_optimal".into(),
+                    serde_json::to_value(&d.only_in_a)?,
+                );
+                m.insert(
+                    "optimal_groups_not_in_plan".into(),
+                    serde_json::to_value(&d.only_in_b)?,
+                );
+            }
         }
         outln!("{}", serde_json::to_string_pretty(&v)?)?;
     } else {
@@ -250,6 +308,54 @@ fn plan(
         outln!("energy        {:>10.4e} J", metrics.energy_joules())?;
         for pr in &report.problems {
             outln!("problem: {pr}")?;
+        }
+        if let Some(r) = &against {
+            let gap = |value: u64, to: u64| {
+                if to == 0 {
+                    "n/a".to_string()
+                } else {
+                    format!("{:+.2}%", (value as f64 / to as f64 - 1.0) * 100.0)
+                }
+            };
+            let d = fresh.diff(&r.optimal);
+            outln!(
+                "lower bound   {:>10.3} MB   gap {}",
+                mb(r.lower_bound),
+                gap(report.dram_bytes, r.lower_bound)
+            )?;
+            outln!(
+                "{:<13} {:>10.3} MB   gap {}{}",
+                if r.proven { "optimal" } else { "best Optimal" },
+                mb(r.optimal.dram_bytes),
+                gap(report.dram_bytes, r.optimal.dram_bytes),
+                if r.proven {
+                    ""
+                } else {
+                    " (not proven: time limit)"
+                }
+            )?;
+            outln!(
+                "groups that differ from the optimal plan: {} here, {} there ({} shared)",
+                d.only_in_a.len(),
+                d.only_in_b.len(),
+                d.unchanged
+            )?;
+            for e in &d.only_in_a {
+                outln!(
+                    "  here:    {} ({} nodes, {} B DRAM)",
+                    e.nodes.first().map_or("", String::as_str),
+                    e.nodes.len(),
+                    e.dram_bytes
+                )?;
+            }
+            for e in &d.only_in_b {
+                outln!(
+                    "  optimal: {} ({} nodes, {} B DRAM)",
+                    e.nodes.first().map_or("", String::as_str),
+                    e.nodes.len(),
+                    e.dram_bytes
+                )?;
+            }
         }
     }
     if !report.problems.is_empty() {

@@ -266,6 +266,10 @@ pub fn run(a: OptimizeCmd, registry: &Registry) -> anyhow::Result<()> {
     );
     bar.set_message(format!("{} on {}", a.search, g.name()));
     let progress = |done: u64, _total: u64| bar.set_position(done);
+    let label = format!("{} on {}", a.search, g.name());
+    let on_phase = |p: fuselage::pipeline::Phase| {
+        bar.set_message(format!("{label}: {}", p.describe()));
+    };
 
     let mut planner = Planner::with_model(&g, model)
         .explainers(&explainers)
@@ -274,6 +278,7 @@ pub fn run(a: OptimizeCmd, registry: &Registry) -> anyhow::Result<()> {
         .explainer_seed(a.explainer_seed)
         .max_branch(a.max_branch)
         .progress(&progress)
+        .on_phase(&on_phase)
         .stop(&crate::STOP)
         .hardware(hw.clone())
         .objective(a.objective)

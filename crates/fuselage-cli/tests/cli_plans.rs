@@ -122,3 +122,66 @@ fn an_unknown_node_suggests_the_closest_names() {
         "{err}"
     );
 }
+
+#[test]
+fn a_plan_against_the_optimum_shows_its_gaps_and_the_groups_that_differ() {
+    let plan = tmp("rs.json");
+    optimize("random", &plan);
+    let o = fuselage(&[
+        "cost",
+        "resnet18",
+        "--fusion",
+        "lbdf",
+        "--buffer",
+        "128KiB",
+        "--plan",
+        plan.to_str().unwrap(),
+        "--against-optimal",
+        "--json",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let (dram, opt, lb) = (
+        v["dram_bytes"].as_i64().unwrap(),
+        v["optimal_dram_bytes"].as_i64().unwrap(),
+        v["lower_bound_bytes"].as_i64().unwrap(),
+    );
+    assert!(lb <= opt && opt <= dram, "{lb} {opt} {dram}");
+    assert_eq!(v["optimal_proven"], true);
+    let sum = |k: &str| {
+        v[k].as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["dram_bytes"].as_i64().unwrap())
+            .sum::<i64>()
+    };
+    // The differing groups account for the whole gap.
+    assert_eq!(
+        sum("groups_not_in_optimal") - sum("optimal_groups_not_in_plan"),
+        dram - opt
+    );
+    let text = String::from_utf8(
+        fuselage(&[
+            "cost",
+            "resnet18",
+            "--fusion",
+            "lbdf",
+            "--buffer",
+            "128KiB",
+            "--plan",
+            plan.to_str().unwrap(),
+            "--against-optimal",
+        ])
+        .stdout,
+    )
+    .unwrap();
+    assert!(
+        text.contains("groups that differ from the optimal plan"),
+        "{text}"
+    );
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("optimal ") && l.contains("gap +")),
+        "{text}"
+    );
+}

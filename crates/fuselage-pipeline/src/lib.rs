@@ -71,6 +71,28 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
+/// What a run is doing, for progress displays ([`Planner::on_phase`]).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Phase {
+    /// The search proper (its evaluations go to [`Planner::progress`]).
+    Search,
+    /// The exact optimiser, computing the reference optimum for the "gap to optimal".
+    Reference,
+    /// Costing the best plan group by group for the report and the plan file.
+    Report,
+}
+
+impl Phase {
+    /// What a progress bar says.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Phase::Search => "searching",
+            Phase::Reference => "computing the reference optimum",
+            Phase::Report => "costing the plan",
+        }
+    }
+}
+
 /// Whether and how a run also computes the exact optimum, for its "gap to optimal".
 #[derive(Copy, Clone, Debug, PartialEq)]
 pub enum Reference {
@@ -230,6 +252,7 @@ pub struct Planner<'a> {
     time_limit: Option<Duration>,
     stop: Option<&'a AtomicBool>,
     progress: Option<&'a (dyn Fn(u64, u64) + Sync)>,
+    phase: Option<&'a dyn Fn(Phase)>,
     reference: Reference,
     factory: &'a dyn ExplainerFactory,
     hardware: Option<Accelerator>,
@@ -264,6 +287,7 @@ impl<'a> Planner<'a> {
             time_limit: None,
             stop: None,
             progress: None,
+            phase: None,
             reference: Reference::Within(Duration::from_secs(10)),
             factory: &Baselines,
             hardware: None,
@@ -412,6 +436,32 @@ impl<'a> Planner<'a> {
         self
     }
 
+    /// Called as the run moves from one [`Phase`] to the next (a progress bar names the phase:
+    /// the reference optimum can take longer than the search).
+    ///
+    /// ```
+    /// use fuselage_cost::{CostConfig, CostKind};
+    /// use fuselage_pipeline::{Phase, Planner, Reference};
+    /// use std::cell::RefCell;
+    /// let g = fuselage_zoo::build("resnet18")?;
+    /// let seen = RefCell::new(Vec::new());
+    /// let record = |p: Phase| seen.borrow_mut().push(p);
+    /// Planner::new(&g, CostKind::Lbdf, CostConfig::kib(128)?).budget(10).on_phase(&record).run()?;
+    /// assert_eq!(*seen.borrow(), [Phase::Search, Phase::Reference, Phase::Report]);
+    /// seen.borrow_mut().clear();
+    /// Planner::new(&g, CostKind::Lbdf, CostConfig::kib(128)?)
+    ///     .budget(10)
+    ///     .reference(Reference::Off)
+    ///     .on_phase(&record)
+    ///     .run()?;
+    /// assert_eq!(*seen.borrow(), [Phase::Search, Phase::Report]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn on_phase(mut self, f: &'a dyn Fn(Phase)) -> Self {
+        self.phase = Some(f);
+        self
+    }
+
     /// Whether and how long to compute the exact optimum as a reference.
     pub fn reference(mut self, reference: Reference) -> Self {
         self.reference = reference;
@@ -475,6 +525,12 @@ impl<'a> Planner<'a> {
         if let Some(flag) = self.stop {
             budget = budget.with_stop(flag);
         }
+        let phase = |x: Phase| {
+            if let Some(f) = self.phase {
+                f(x);
+            }
+        };
+        phase(Phase::Search);
         let start = Instant::now();
         let result = strategy.run(&p, &budget, self.seed)?;
         let seconds = start.elapsed().as_secs_f64();
@@ -492,6 +548,7 @@ impl<'a> Planner<'a> {
             match limit {
                 None => None,
                 Some(limit) => {
+                    phase(Phase::Reference);
                     let mut b = Budget::new(1)?;
                     if let Some(limit) = limit {
                         b = b.with_time_limit(limit);
@@ -504,6 +561,7 @@ impl<'a> Planner<'a> {
                 }
             }
         };
+        phase(Phase::Report);
         let report = evaluate_plan(model.as_ref(), g, &result.plan)?;
         let plan_file = PlanFile::from_report(model.as_ref(), g, &result.plan, &report)
             .with_hardware(&hardware, g, &result.plan, &report);
