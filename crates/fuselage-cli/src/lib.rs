@@ -3,7 +3,7 @@
 //! The `fuselage` command-line program, as a library and a binary.
 //!
 //! Each subcommand lives in its own file (`inspect.rs`, `cost.rs`, `optimize.rs`,
-//! `explain.rs`, `gnn.rs` for dataset/train/classify, `reproduce.rs`, `hw.rs`, `sweep.rs`, `diff.rs`, `export.rs`);
+//! `explain.rs`, `gnn.rs` for dataset/train/classify, `reproduce.rs`, `hw.rs`, `sweep.rs`, `diff.rs`, `export.rs`, `report.rs`);
 //! `common.rs` holds the arguments they share and `plot.rs` draws their SVG plots. The work itself is the library's: a subcommand reads its
 //! arguments, runs the facade `fuselage` (the [`Planner`](fuselage::Planner) for
 //! `optimize`), and prints.
@@ -32,6 +32,7 @@ mod inspect;
 mod optimize;
 mod plot;
 pub mod registry;
+mod report;
 mod reproduce;
 mod sweep;
 
@@ -93,6 +94,9 @@ enum Command {
     /// Hand a plan to a compiler: the ONNX model unchanged, with each node's group (and the
     /// plan's summary) in its metadata; `cost --plan-from-metadata` reads it back.
     Export(export::ExportCmd),
+    /// The plan as one self-contained HTML page: the network coloured by group, a sortable
+    /// table, each group's cost terms, explanation and buffer timeline, the buffer sweep.
+    Report(report::ReportCmd),
     /// Which groups changed between two plan files, and the DRAM delta.
     Diff(diff::DiffCmd),
     /// The accelerator presets: list them, or show one (or a TOML file) in full.
@@ -116,6 +120,7 @@ pub fn run(cli: Cli, registry: &Registry) -> anyhow::Result<()> {
         Command::Reproduce(a) => reproduce::run(a),
         Command::Explain(a) => explain::run(a, registry),
         Command::Diff(a) => diff::run(a),
+        Command::Report(a) => report::run(a, registry),
         Command::Export(a) => export::run(a),
         Command::Hw(a) => hw::run(a),
         Command::Sweep(a) => sweep::run(a),

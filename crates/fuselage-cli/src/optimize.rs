@@ -206,7 +206,7 @@ fn seconds(s: &str) -> Result<f64, String> {
 }
 
 /// Fails when `path`'s folder does not exist or `path` is a folder.
-fn check_writable(path: &std::path::Path) -> anyhow::Result<()> {
+pub(crate) fn check_writable(path: &std::path::Path) -> anyhow::Result<()> {
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => std::path::Path::new("."),

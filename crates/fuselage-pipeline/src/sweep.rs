@@ -97,6 +97,23 @@ type Step = (SweepPoint, Plan, Option<(u64, NodeSet)>);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn sweep(g: &Graph, kind: CostKind, hw: &Accelerator, from: u64, to: u64) -> Result<Sweep> {
+    sweep_within(g, kind, hw, from, to, None)
+}
+
+/// [`sweep`], given up with [`PipelineError::Sweep`] once `limit` has passed (a sweep cut
+/// short would not be exact).
+///
+/// # Errors
+/// As [`sweep`], and the time limit.
+pub fn sweep_within(
+    g: &Graph,
+    kind: CostKind,
+    hw: &Accelerator,
+    from: u64,
+    to: u64,
+    limit: Option<std::time::Duration>,
+) -> Result<Sweep> {
+    let deadline = limit.and_then(|l| std::time::Instant::now().checked_add(l));
     if from == 0 || from > to {
         return Err(PipelineError::Sweep(format!(
             "the range must go up: from {from} to {to} bytes"
@@ -121,7 +138,17 @@ pub fn sweep(g: &Graph, kind: CostKind, hw: &Accelerator, from: u64, to: u64) ->
         let model = Cached::new(kind.model(config));
         let splitter = RandomSplitter::new(&model);
         let p = Problem::new(g, &model, &splitter)?;
-        let r = Optimal::default().run(&p, &Budget::new(1)?, 0)?;
+        let mut budget = Budget::new(1)?;
+        if let Some(d) = deadline {
+            budget = budget.with_time_limit(d.saturating_duration_since(std::time::Instant::now()));
+        }
+        let r = Optimal::default().run(&p, &budget, 0)?;
+        if r.stop != StopReason::Exhausted {
+            return Err(PipelineError::Sweep(format!(
+                "the time limit passed after {} steps of the curve",
+                steps.len()
+            )));
+        }
         let report = evaluate_plan(&model, g, &r.plan)?;
         let metrics = at.plan_metrics(g, &r.plan, &report);
         // The largest threshold over the plan's valid groups, and the group that sets it.

@@ -41,6 +41,7 @@ pub use fuselage_ir as ir;
 #[cfg(feature = "onnx")]
 pub use fuselage_onnx as onnx;
 pub use fuselage_pipeline as pipeline;
+pub use fuselage_report as report;
 pub use fuselage_search as search;
 pub use fuselage_split as split;
 pub use fuselage_zoo as zoo;

@@ -1,0 +1,62 @@
+//! `fuselage report MODEL --fusion F (--buffer SIZE | --hw PRESET) --plan FILE --out
+//! report.html`: the plan as one self-contained HTML page ([`fuselage::report::Report`]).
+
+use crate::common::{CostArgs, ModelArgs, write_atomic};
+use crate::registry::Registry;
+use anyhow::Context;
+use clap::Args;
+use fuselage::cost::{Cached, CostModel, PlanFile};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// Arguments of `fuselage report`.
+#[derive(Debug, Args)]
+pub struct ReportCmd {
+    #[command(flatten)]
+    model: ModelArgs,
+    #[command(flatten)]
+    cost: CostArgs,
+    /// The plan file (JSON) to report on.
+    #[arg(long, value_name = "FILE")]
+    plan: PathBuf,
+    /// Where to write the HTML.
+    #[arg(long, value_name = "FILE")]
+    out: PathBuf,
+    /// Leave out the buffer sweep (it solves the network once per step of the curve).
+    #[arg(long)]
+    no_sweep: bool,
+    /// Draw the network only up to this many nodes.
+    #[arg(long, value_name = "N", default_value = "200")]
+    max_drawn_nodes: usize,
+}
+
+pub fn run(a: ReportCmd, registry: &Registry) -> anyhow::Result<()> {
+    crate::optimize::check_writable(&a.out)?;
+    let g = a.model.load()?;
+    let setting = a.cost.resolve(registry)?;
+    let text = std::fs::read_to_string(&a.plan)
+        .with_context(|| format!("reading {}", a.plan.display()))?;
+    let file = PlanFile::from_json(&text).with_context(|| format!("{}", a.plan.display()))?;
+    let plan = file
+        .to_plan(&g)
+        .with_context(|| format!("{}", a.plan.display()))?;
+    let model: Arc<dyn CostModel> = Arc::new(Cached::new(setting.model));
+    let mut report = fuselage::report::Report::new(&g, model, &plan)
+        .hardware(setting.hw)
+        .with_sweep(!a.no_sweep)
+        .max_drawn_nodes(a.max_drawn_nodes);
+    if let Some(kind) = setting.kind {
+        report = report.kind(kind);
+    }
+    let html = report
+        .render()
+        .with_context(|| format!("{}", a.plan.display()))?;
+    write_atomic(&a.out, &html)?;
+    outln!(
+        "wrote {} ({} groups, {} KiB)",
+        a.out.display(),
+        plan.len(),
+        html.len() / 1024
+    )?;
+    Ok(())
+}

@@ -1,0 +1,437 @@
+//! # fuselage-report
+//!
+//! The plan report: one self-contained HTML file, working offline, that a compiler engineer
+//! opens to see a fusion plan and why it is what it is.
+//!
+//! - **Summary**: the network, the cost model and accelerator, DRAM, MBU, latency and energy,
+//!   and the gaps to the lower bound and to the exact optimum.
+//! - **The network**, each node filled with its group's colour, laid out by `layout-rs` (a
+//!   layered, Graphviz-style layout: edges route around nodes and end in arrowheads).
+//! - **A sortable table of groups**, marking those that differ from the optimal plan.
+//! - **A panel per group**, opened by clicking its row or any of its nodes: its cost terms
+//!   (`explain_cost`: the weights and each tensor's rows × row bytes and why it keeps them),
+//!   the edges the exact cost explainer ranks first, and, under LBDF, the buffer occupancy
+//!   timeline the row-level simulator measured.
+//! - **The buffer sweep** (built-in cost models, unified buffers): optimal DRAM from β/8 to 4β.
+//!
+//! ## Design
+//!
+//! Everything is computed here, in Rust, and embedded as one JSON document; the page's script
+//! only draws tables and panels from it (with `textContent`, never HTML from the data) and
+//! sorts. The script records every error in `window.fuselageErrors`, so a browser test can
+//! assert there were none. Nodes of the drawing carry `data-group` and `data-node`.
+
+#![warn(missing_docs)]
+#![deny(clippy::unwrap_used, clippy::expect_used)]
+
+use fuselage_cost::{
+    Accelerator, BufferSimulator, CostKind, CostModel, OnChipBuffer, PlanFile, evaluate_plan,
+};
+use fuselage_explain::{CostExplainer, Explainer, explain_cost};
+use fuselage_ir::{Graph, Plan};
+use fuselage_pipeline::{Planner, Reference, sweep_within};
+use rand::SeedableRng;
+use serde_json::{Value, json};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// What can go wrong making a report.
+#[derive(Debug, thiserror::Error)]
+pub enum ReportError {
+    /// The plan or a group could not be costed.
+    #[error(transparent)]
+    Cost(#[from] fuselage_cost::CostError),
+    /// The explainer failed.
+    #[error(transparent)]
+    Explain(#[from] fuselage_explain::ExplainError),
+    /// The optimiser or the sweep failed.
+    #[error(transparent)]
+    Pipeline(#[from] fuselage_pipeline::PipelineError),
+    /// The plan is not a plan of the graph.
+    #[error(transparent)]
+    Ir(#[from] fuselage_ir::IrError),
+}
+
+/// `Result` with [`ReportError`].
+pub type Result<T> = std::result::Result<T, ReportError>;
+
+/// A report to render: the graph, the cost model (cached is best), the plan, and options.
+pub struct Report<'a> {
+    graph: &'a Graph,
+    model: Arc<dyn CostModel>,
+    plan: &'a Plan,
+    kind: Option<CostKind>,
+    hw: Accelerator,
+    sweep: bool,
+    optimum_limit: Duration,
+    max_drawn_nodes: usize,
+}
+
+impl<'a> Report<'a> {
+    /// A report of `plan` over `graph` under `model`, on the β-only accelerator of the
+    /// model's configuration, with the sweep and a 10 s limit on the optimum.
+    pub fn new(graph: &'a Graph, model: Arc<dyn CostModel>, plan: &'a Plan) -> Self {
+        let hw = Accelerator::beta_only(*model.config());
+        Report {
+            graph,
+            model,
+            plan,
+            kind: None,
+            hw,
+            sweep: true,
+            optimum_limit: Duration::from_secs(10),
+            max_drawn_nodes: 200,
+        }
+    }
+
+    /// Which built-in model `model` is (the sweep needs it).
+    pub fn kind(mut self, kind: CostKind) -> Self {
+        self.kind = Some(kind);
+        self
+    }
+
+    /// Counts latency and energy on `hw`.
+    pub fn hardware(mut self, hw: Accelerator) -> Self {
+        self.hw = hw;
+        self
+    }
+
+    /// Whether to include the buffer sweep (default yes).
+    pub fn with_sweep(mut self, on: bool) -> Self {
+        self.sweep = on;
+        self
+    }
+
+    /// How long the exact optimum may take (default 10 s; past it, its best plan, marked);
+    /// the sweep may take twice as long, or is left out with a note.
+    pub fn optimum_limit(mut self, limit: Duration) -> Self {
+        self.optimum_limit = limit;
+        self
+    }
+
+    /// Draw the network only up to `n` nodes (default 200): the layered layout's crossing
+    /// reduction grows fast with the long edges of wide networks.
+    pub fn max_drawn_nodes(mut self, n: usize) -> Self {
+        self.max_drawn_nodes = n;
+        self
+    }
+
+    /// The HTML.
+    ///
+    /// # Errors
+    /// When the plan is not a partition of the graph into connected groups with an acyclic
+    /// graph of groups, or the cost model fails.
+    ///
+    /// # Example
+    /// ```
+    /// use fuselage_cost::{Cached, CostConfig, CostKind, layer_by_layer};
+    /// use std::sync::Arc;
+    /// let g = fuselage_zoo::build_at("resnet18", 64)?;
+    /// let model = Arc::new(Cached::new(CostKind::Lbdf.model(CostConfig::kib(64)?)));
+    /// let plan = layer_by_layer(&g);
+    /// let html = fuselage_report::Report::new(&g, model, &plan).kind(CostKind::Lbdf).render()?;
+    /// assert!(html.starts_with("<!DOCTYPE html>") && html.contains("data-group=\"0\""));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn render(&self) -> Result<String> {
+        let g = self.graph;
+        let model = self.model.as_ref();
+        let report = evaluate_plan(model, g, self.plan)?;
+        let file = PlanFile::from_report(model, g, self.plan, &report)
+            .with_hardware(&self.hw, g, self.plan, &report);
+        let metrics = self.hw.plan_metrics(g, self.plan, &report);
+        let optimum = Planner::with_model(g, self.model.clone())
+            .hardware(self.hw.clone())
+            .search(fuselage_search::SearchKind::Optimal)
+            .reference(Reference::Off)
+            .time_limit(self.optimum_limit)
+            .run()?;
+        let diff = file.diff(&optimum.plan_file);
+        let differs: std::collections::HashSet<Vec<String>> = diff
+            .only_in_a
+            .iter()
+            .map(|e| {
+                let mut n = e.nodes.clone();
+                n.sort();
+                n
+            })
+            .collect();
+        let explainer = CostExplainer::new(self.model.clone());
+        let beta = model.config().buffer_bytes();
+        let mut groups = Vec::with_capacity(self.plan.len());
+        for (gi, (set, entry)) in self.plan.groups.iter().zip(&file.groups).enumerate() {
+            let terms = explain_cost(model, g, set)?;
+            let mut key = entry.nodes.clone();
+            key.sort();
+            let edges: Vec<Value> = if set.len() > 1 {
+                let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(0);
+                let e = explainer.explain(g, set, beta, &mut rng)?;
+                e.ranking()
+                    .iter()
+                    .take(5)
+                    .map(|&i| {
+                        let (u, v) = e.edges[i];
+                        json!({"from": g.node(u).name, "to": g.node(v).name, "score": e.edge_scores[i]})
+                    })
+                    .collect()
+            } else {
+                Vec::new()
+            };
+            let timeline: Vec<(u64, u64)> = if model.name() == "lbdf" {
+                let sim = BufferSimulator::new(*model.config()).run(g, set)?;
+                downsample(&sim.timeline, 300)
+            } else {
+                Vec::new()
+            };
+            groups.push(json!({
+                "index": gi,
+                "nodes": entry.nodes,
+                "buffer_bytes": entry.buffer_bytes,
+                "dram_bytes": entry.dram_bytes,
+                "valid": entry.valid,
+                "unfusable": entry.unfusable,
+                "latency_cycles": entry.latency_cycles,
+                "energy_joules": entry.energy_joules,
+                "differs_from_optimal": differs.contains(&key),
+                "terms": terms,
+                "edges": edges,
+                "timeline": timeline,
+            }));
+        }
+        let mut sweep_note = String::new();
+        let sweep_points: Vec<Value> = match (self.kind, self.sweep, model.config().buffer()) {
+            (Some(kind), true, OnChipBuffer::Unified { bytes }) => {
+                let from = (bytes / 8).max(1024);
+                let to = bytes.saturating_mul(4).max(from);
+                match sweep_within(g, kind, &self.hw, from, to, Some(self.optimum_limit * 2)) {
+                    Ok(s) => s
+                        .points
+                        .iter()
+                        .map(|p| json!([p.buffer_bytes, p.dram_bytes]))
+                        .collect(),
+                    Err(e) => {
+                        sweep_note = format!("The sweep was left out: {e}.");
+                        Vec::new()
+                    }
+                }
+            }
+            _ => Vec::new(),
+        };
+        let data = json!({
+            "model": g.name(),
+            "cost_model": model.name(),
+            "hardware": self.hw.name,
+            "buffer_bytes": beta,
+            "buffer": model.config().buffer(),
+            "groups": groups,
+            "dram_bytes": report.dram_bytes,
+            "fusable_dram_bytes": report.fusable_dram_bytes,
+            "max_buffer_bytes": report.max_buffer_bytes,
+            "latency_seconds": metrics.latency_seconds(),
+            "energy_joules": metrics.energy_joules(),
+            "lower_bound_bytes": optimum.lower_bound,
+            "optimal_dram_bytes": optimum.plan_file.dram_bytes,
+            "optimal_proven": optimum.reference.is_some_and(|r| r.proven),
+            "optimal_groups": optimum.plan_file.groups.len(),
+            "groups_differing": diff.only_in_a.len(),
+            "sweep": sweep_points,
+            "sweep_note": sweep_note,
+        });
+        let drawing = if g.len() <= self.max_drawn_nodes {
+            draw(g, self.plan)
+        } else {
+            format!(
+                "<p>The network has {} nodes; drawings stop at {}.</p>",
+                g.len(),
+                self.max_drawn_nodes
+            )
+        };
+        Ok(page(&data, &drawing))
+    }
+}
+
+/// At most `n` points of a timeline, evenly spaced, the peak kept.
+fn downsample(t: &[(u64, u64)], n: usize) -> Vec<(u64, u64)> {
+    if t.len() <= n {
+        return t.to_vec();
+    }
+    let step = t.len().div_ceil(n);
+    let peak = t
+        .iter()
+        .enumerate()
+        .max_by_key(|(_, p)| p.1)
+        .map(|(i, _)| i);
+    t.iter()
+        .enumerate()
+        .filter(|(i, _)| i % step == 0 || Some(*i) == peak)
+        .map(|(_, p)| *p)
+        .collect()
+}
+
+/// A light, distinct colour for group `i` (golden-angle hues).
+fn colour(i: usize) -> u32 {
+    let h = (i as f64 * 137.508) % 360.0;
+    let (s, l) = (0.55, 0.80);
+    let c = (1.0 - (2.0 * l - 1.0_f64).abs()) * s;
+    let x = c * (1.0 - ((h / 60.0) % 2.0 - 1.0).abs());
+    let m = l - c / 2.0;
+    let (r, g, b) = match (h / 60.0) as u32 {
+        0 => (c, x, 0.0),
+        1 => (x, c, 0.0),
+        2 => (0.0, c, x),
+        3 => (0.0, x, c),
+        4 => (x, 0.0, c),
+        _ => (c, 0.0, x),
+    };
+    let byte = |v: f64| ((v + m) * 255.0).round().clamp(0.0, 255.0) as u32;
+    (byte(r) << 24) | (byte(g) << 16) | (byte(b) << 8) | 0xff
+}
+
+fn escape_attr(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('"', "&quot;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+}
+
+/// The network as SVG, laid out by layout-rs, nodes filled by group and tagged with
+/// `data-group` and `data-node`.
+fn draw(g: &Graph, plan: &Plan) -> String {
+    use layout::backends::svg::SVGWriter;
+    use layout::core::base::Orientation;
+    use layout::core::color::Color;
+    use layout::core::geometry::Point;
+    use layout::core::style::StyleAttr;
+    use layout::std_shapes::shapes::{Arrow, Element, ShapeKind};
+    use layout::topo::layout::VisualGraph;
+    let owner = plan.graph(g);
+    let mut vg = VisualGraph::new(Orientation::TopToBottom);
+    let mut handles = Vec::with_capacity(g.len());
+    for (id, node) in g.nodes() {
+        let gi = owner.owner(id).map_or(0, |x| x.index());
+        let label = format!(
+            "{} · {}",
+            node.op.kind().name(),
+            fuselage_explain::render::short_name(&node.name, 28)
+        );
+        let look = StyleAttr::new(Color::fast("black"), 1, Some(Color::new(colour(gi))), 4, 11);
+        let props = format!(
+            "class=\"node\" data-group=\"{gi}\" data-node=\"{}\"",
+            escape_attr(&node.name)
+        );
+        let elem = Element::create_with_properties(
+            ShapeKind::new_box(&label),
+            look,
+            Orientation::LeftToRight,
+            Point::new(230.0, 30.0),
+            props,
+        );
+        handles.push(vg.add_node(elem));
+    }
+    for (id, _) in g.nodes() {
+        for u in g.producers(id) {
+            vg.add_edge(Arrow::simple(""), handles[u.index()], handles[id.index()]);
+        }
+    }
+    let mut svg = SVGWriter::new();
+    vg.do_it(false, false, false, &mut svg);
+    svg.finalize()
+}
+
+fn page(data: &Value, drawing: &str) -> String {
+    // `</` cannot appear inside the script element's JSON.
+    let json = data.to_string().replace("</", "<\\/");
+    format!(
+        r#"<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8">
+<title>fuselage plan report</title>
+<script>window.fuselageErrors=[];window.addEventListener('error',function(e){{window.fuselageErrors.push(String(e.message))}});(function(){{var o=console.error;console.error=function(){{window.fuselageErrors.push(Array.prototype.join.call(arguments,' '));o.apply(console,arguments)}}}})();</script>
+<style>
+body{{font-family:system-ui,sans-serif;margin:1.5em;color:#222}}
+h1{{font-size:1.4em}} h2{{font-size:1.15em;margin-top:1.5em}}
+table{{border-collapse:collapse;font-size:.85em}} th,td{{border:1px solid #ccc;padding:.25em .5em;text-align:right}}
+th{{background:#f0f0f0;cursor:pointer;user-select:none}} td.l{{text-align:left}}
+tr.sel{{outline:2px solid #d33}} tr.grp{{cursor:pointer}} .diff{{color:#b40}}
+#drawing{{overflow:auto;max-height:70vh;border:1px solid #ddd}} #drawing g.node{{cursor:pointer}}
+#drawing text{{pointer-events:none}}
+#drawing g.node.sel rect{{stroke:#d33;stroke-width:3}}
+#panel{{display:none;position:fixed;right:1em;top:1em;width:min(46em,48vw);max-height:92vh;overflow:auto;background:#fff;border:2px solid #555;padding:1em;box-shadow:0 2px 12px #0004}}
+#panel h3{{margin-top:0}} .close{{float:right;cursor:pointer;border:1px solid #999;padding:0 .4em}}
+dl{{display:grid;grid-template-columns:max-content auto;gap:.2em 1em}} dt{{font-weight:600}}
+</style></head><body>
+<h1 id="title"></h1>
+<dl id="summary"></dl>
+<h2>The network, coloured by group</h2>
+<p>Click a node or a row to open its group.</p>
+<div id="drawing">{drawing}</div>
+<h2>Groups</h2>
+<table id="groups"><thead><tr>
+<th data-k="index">#</th><th data-k="n">nodes</th><th data-k="first">first node</th><th data-k="buffer_bytes">F_β (B)</th>
+<th data-k="dram_bytes">DRAM (B)</th><th data-k="latency_cycles">latency (cycles)</th><th data-k="energy_joules">energy (J)</th><th data-k="status">status</th>
+</tr></thead><tbody></tbody></table>
+<h2 id="sweep-title">Buffer sweep</h2>
+<div id="sweep"></div>
+<div id="panel"></div>
+<script type="application/json" id="data">{json}</script>
+<script>
+(function(){{
+var D=JSON.parse(document.getElementById('data').textContent);
+function el(t,txt,cls){{var e=document.createElement(t);if(txt!==undefined&&txt!==null)e.textContent=String(txt);if(cls)e.className=cls;return e}}
+function size(b){{if(b>=1048576)return(b/1048576).toFixed(2)+' MiB';if(b>=1024)return(b/1024).toFixed(1)+' KiB';return b+' B'}}
+function pct(a,b){{return b>0?((a/b-1)*100).toFixed(2)+'%':'n/a'}}
+document.getElementById('title').textContent='fuselage plan report: '+D.model;
+var S=document.getElementById('summary');
+function row(k,v){{S.appendChild(el('dt',k));S.appendChild(el('dd',v))}}
+row('cost model',D.cost_model);row('hardware',D.hardware);row('buffer',size(D.buffer_bytes));
+row('groups',D.groups.length);row('total DRAM',(D.dram_bytes/1e6).toFixed(3)+' MB');
+row('fusable DRAM',(D.fusable_dram_bytes/1e6).toFixed(3)+' MB');row('MBU',size(D.max_buffer_bytes));
+row('latency',(D.latency_seconds*1e3).toFixed(4)+' ms');row('energy',(D.energy_joules*1e3).toFixed(4)+' mJ');
+row('lower bound',(D.lower_bound_bytes/1e6).toFixed(3)+' MB (gap +'+pct(D.dram_bytes,D.lower_bound_bytes).replace('+','')+')');
+row(D.optimal_proven?'optimal':'best of Optimal (time limit)',(D.optimal_dram_bytes/1e6).toFixed(3)+' MB (gap '+pct(D.dram_bytes,D.optimal_dram_bytes)+'; '+D.groups_differing+' groups differ from its '+D.optimal_groups+')');
+var tb=document.querySelector('#groups tbody');
+function status(x){{return x.unfusable?'unfusable':(x.valid?'fits':'does not fit')}}
+D.groups.forEach(function(x){{x.n=x.nodes.length;x.first=x.nodes[0];x.status=status(x)+(x.differs_from_optimal?' · ≠ optimal':'')}});
+function fill(){{tb.textContent='';D.groups.forEach(function(x){{var r=el('tr',null,'grp');r.dataset.group=x.index;
+[x.index,x.n,x.first,x.buffer_bytes,x.dram_bytes,x.latency_cycles,x.energy_joules===null?'':x.energy_joules.toExponential(3),x.status].forEach(function(v,i){{var c=el('td',v,i==2||i==7?'l':'');if(i==7&&x.differs_from_optimal)c.classList.add('diff');r.appendChild(c)}});
+r.addEventListener('click',function(){{open(x.index)}});tb.appendChild(r)}})}}
+var order={{}};
+document.querySelectorAll('#groups th').forEach(function(th){{th.addEventListener('click',function(){{var k=th.dataset.k;order[k]=!order[k];var s=order[k]?1:-1;
+D.groups.sort(function(a,b){{var u=a[k],v=b[k];return(u<v?-1:u>v?1:0)*s}});fill()}})}});
+fill();
+var P=document.getElementById('panel');
+function open(i){{var x=D.groups.filter(function(y){{return y.index==i}})[0];if(!x)return;P.textContent='';
+var c=el('span','×','close');c.addEventListener('click',function(){{P.style.display='none'}});P.appendChild(c);
+P.appendChild(el('h3','Group '+x.index+': '+x.n+' node'+(x.n>1?'s':'')));P.dataset.group=x.index;
+var t=x.terms;P.appendChild(el('p',(t.fits?'Fits: ':'Does not fit: ')+'F_β = '+t.buffer_bytes+' bytes'+(t.fits?'':' (exceeds the buffer by '+t.overflow_bytes+' bytes; smallest buffer that fits: '+t.smallest_buffer+')')+'; DRAM '+x.dram_bytes+' bytes.'));
+var tt=el('table');var h=el('tr');['term','rows','of','row bytes','bytes','why'].forEach(function(s){{h.appendChild(el('th',s))}});tt.appendChild(h);
+var w=el('tr');[ 'weights (W)','','','',t.weight_bytes,'kept on chip'].forEach(function(v,i){{w.appendChild(el('td',v,i==0||i==5?'l':''))}});tt.appendChild(w);
+t.tensors.forEach(function(s){{var r=el('tr');[s.tensor,s.resident_rows,s.rows,s.row_bytes,s.bytes,s.reason].forEach(function(v,i){{r.appendChild(el('td',v,i==0||i==5?'l':''))}});tt.appendChild(r)}});
+P.appendChild(el('h4','Cost terms (largest first)'));P.appendChild(tt);
+if(x.edges.length){{P.appendChild(el('h4','Edges the exact cost explainer ranks first'));var ol=el('ol');x.edges.forEach(function(e){{ol.appendChild(el('li',e.from+' → '+e.to+' ('+Number(e.score).toFixed(3)+')'))}});P.appendChild(ol)}}
+if(x.timeline.length){{P.appendChild(el('h4','Buffer occupancy (LBDF simulator)'));P.appendChild(chart(x.timeline,'event','bytes',x.buffer_bytes))}}
+P.appendChild(el('h4','Nodes'));var ul=el('ul');x.nodes.forEach(function(n){{ul.appendChild(el('li',n))}});P.appendChild(ul);
+P.style.display='block';
+document.querySelectorAll('#drawing g.node').forEach(function(n){{n.classList.toggle('sel',n.dataset.group==String(i))}});
+document.querySelectorAll('#groups tr.grp').forEach(function(r){{r.classList.toggle('sel',r.dataset.group==String(i))}});}}
+window.fuselageOpen=open;
+document.querySelectorAll('#drawing g.node').forEach(function(n){{n.addEventListener('click',function(){{open(Number(n.dataset.group))}})}});
+function chart(pts,xl,yl,line){{var NS='http://www.w3.org/2000/svg',W=560,H=200,m=40;var s=document.createElementNS(NS,'svg');s.setAttribute('width',W);s.setAttribute('height',H);
+var xs=pts.map(function(p){{return p[0]}}),ys=pts.map(function(p){{return p[1]}});var x0=Math.min.apply(null,xs),x1=Math.max.apply(null,xs),y1=Math.max.apply(null,ys.concat([line||0]))*1.05||1;
+function X(v){{return m+(W-2*m)*(x1>x0?(v-x0)/(x1-x0):0.5)}}function Y(v){{return H-m+(-(H-2*m))*v/y1}}
+var pl=document.createElementNS(NS,'polyline');pl.setAttribute('fill','none');pl.setAttribute('stroke','#36c');pl.setAttribute('stroke-width','1.5');
+pl.setAttribute('points',pts.map(function(p){{return X(p[0])+','+Y(p[1])}}).join(' '));s.appendChild(pl);
+if(line){{var l=document.createElementNS(NS,'line');l.setAttribute('x1',m);l.setAttribute('x2',W-m);l.setAttribute('y1',Y(line));l.setAttribute('y2',Y(line));l.setAttribute('stroke','#d33');l.setAttribute('stroke-dasharray','4 3');s.appendChild(l)}}
+var a=document.createElementNS(NS,'path');a.setAttribute('d','M'+m+' '+(H-m)+' H'+(W-m)+' M'+m+' '+(H-m)+' V'+m);a.setAttribute('stroke','#333');s.appendChild(a);
+[[xl,W/2,H-8],[yl+' (max '+Math.round(y1/1.05)+')',m,m-8]].forEach(function(q){{var tx=document.createElementNS(NS,'text');tx.textContent=q[0];tx.setAttribute('x',q[1]);tx.setAttribute('y',q[2]);tx.setAttribute('font-size','11');s.appendChild(tx)}});
+return s}}
+var sw=document.getElementById('sweep');
+if(D.sweep.length){{var pts=[];D.sweep.forEach(function(p,i){{pts.push([p[0],p[1]]);var nx=D.sweep[i+1];if(nx)pts.push([nx[0],p[1]])}});
+sw.appendChild(el('p','Optimal DRAM (bytes) against a unified buffer (bytes); the dashed line is this plan\'s DRAM.'));sw.appendChild(chart(pts,'buffer (bytes)','optimal DRAM',D.dram_bytes))}}
+else if(D.sweep_note){{sw.appendChild(el('p',D.sweep_note))}}
+else{{document.getElementById('sweep-title').style.display='none'}}
+}})();
+</script>
+</body></html>
+"#
+    )
+}
