@@ -129,30 +129,10 @@ impl GroupArgs {
     }
 }
 
-/// The group `spec` names: comma-separated ONNX node names, or `FIRST..LAST` for every node
-/// from FIRST to LAST in node order; checked to be a group of `g` (non-empty, connected).
+/// The group `spec` names ([`Graph::parse_group`]: `A,B,C` or `FIRST..LAST`), checked to
+/// be a group of `g`.
 pub fn parse_group(g: &Graph, spec: &str) -> anyhow::Result<NodeSet> {
-    let set = if let Some((first, last)) = spec.split_once("..")
-        && !spec.contains(',')
-    {
-        let (a, b) = (g.require(first.trim())?, g.require(last.trim())?);
-        if a > b {
-            bail!("`{first}` comes after `{last}` in node order");
-        }
-        NodeSet::from_ids(g.len(), g.node_ids().filter(|&v| v >= a && v <= b))
-    } else {
-        let names: Vec<&str> = spec
-            .split(',')
-            .map(str::trim)
-            .filter(|s| !s.is_empty())
-            .collect();
-        if names.is_empty() {
-            bail!("--group names no node");
-        }
-        g.set_of(&names)?
-    };
-    g.check_group(&set, 0)?;
-    Ok(set)
+    Ok(g.parse_group(spec)?)
 }
 
 /// Bytes as the paper's MB (10^6 bytes).

@@ -207,3 +207,82 @@ fn ctrl_c_stops_the_search_writes_the_best_plan_whole_and_exits_130() {
     assert_eq!(names, vec![std::ffi::OsString::from("plan.json")]);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Runs the program with `RAYON_NUM_THREADS=threads` and returns its stdout.
+fn with_threads(threads: &str, args: &[&str]) -> Vec<u8> {
+    let out = Command::new(env!("CARGO_BIN_EXE_fuselage"))
+        .env("RAYON_NUM_THREADS", threads)
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out.stdout
+}
+
+#[test]
+fn plans_and_explanations_do_not_depend_on_the_thread_count() {
+    // A search whose splitter asks a learned explainer, and the explainers themselves.
+    let mut plans = Vec::new();
+    for threads in ["1", "2"] {
+        let plan = common::tmp(&format!("threads-{threads}.json"));
+        with_threads(
+            threads,
+            &[
+                "optimize",
+                "resnet18",
+                "--fusion",
+                "lbdf",
+                "--buffer",
+                "128KiB",
+                "--search",
+                "nsga2",
+                "--splitter",
+                "get",
+                "--explainer",
+                "pg",
+                "--budget",
+                "150",
+                "--seed",
+                "7",
+                "--no-reference",
+                "--quiet",
+                "--out",
+                plan.to_str().unwrap(),
+            ],
+        );
+        let mut json: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&plan).unwrap()).unwrap();
+        // Wall-clock times are the one thing allowed to differ.
+        json.as_object_mut()
+            .unwrap()
+            .retain(|k, _| k == "latency_seconds" || (k != "seconds" && !k.ends_with("_seconds")));
+        plans.push(json.to_string());
+    }
+    assert_eq!(plans[0], plans[1]);
+    for explainer in ["gnne", "pg", "rg"] {
+        let args = [
+            "explain",
+            "resnet50",
+            "--fusion",
+            "lbdf",
+            "--buffer",
+            "128KiB",
+            "--group",
+            "/layer2/layer2.0/conv1/Conv../layer2/layer2.1/relu_2/Relu",
+            "--explainer",
+            explainer,
+            "--seed",
+            "3",
+            "--json",
+        ];
+        assert_eq!(
+            with_threads("1", &args),
+            with_threads("2", &args),
+            "{explainer}"
+        );
+    }
+}

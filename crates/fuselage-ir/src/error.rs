@@ -61,6 +61,17 @@ pub enum IrError {
         /// The shape the op computes.
         inferred: String,
     },
+    /// A group spec ([`Graph::parse_group`](crate::Graph::parse_group)) that names no node.
+    #[error("the group names no node")]
+    EmptySpec,
+    /// A `FIRST..LAST` group spec whose FIRST comes after LAST.
+    #[error("`{first}` comes after `{last}` in node order")]
+    ReversedRange {
+        /// The range's first name.
+        first: String,
+        /// Its last name.
+        last: String,
+    },
     /// A group with no node.
     #[error("group {group} is empty")]
     EmptyGroup {

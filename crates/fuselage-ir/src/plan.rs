@@ -75,6 +75,56 @@ impl Graph {
         Ok(s)
     }
 
+    /// The group `spec` names: comma-separated node names (`A,B,C`), or `FIRST..LAST` for
+    /// every node from FIRST to LAST in node order; checked to be a group ([`Graph::check_group`]).
+    /// This is the syntax of the program's `--group`.
+    ///
+    /// # Errors
+    /// [`IrError::UnknownNode`] (with the closest names), [`IrError::RepeatedNode`],
+    /// [`IrError::EmptySpec`], [`IrError::ReversedRange`], or a [`Graph::check_group`] error.
+    ///
+    /// # Example
+    /// ```
+    /// use fuselage_ir::{GraphBuilder, Op, TensorShape};
+    /// let mut b = GraphBuilder::new("chain");
+    /// let x = b.input("x", TensorShape::nchw(4, 8, 8))?;
+    /// let a = b.node("a", Op::Relu, &[x])?;
+    /// let c = b.node("b", Op::Relu, &[a])?;
+    /// b.node("c", Op::Relu, &[c])?;
+    /// let g = b.finish()?;
+    /// assert_eq!(g.parse_group("a..c")?.len(), 3);
+    /// assert_eq!(g.parse_group("a, b")?.len(), 2);
+    /// assert!(g.parse_group("a,c").is_err()); // not connected
+    /// assert!(g.parse_group("c..a").is_err());
+    /// # Ok::<(), fuselage_ir::IrError>(())
+    /// ```
+    pub fn parse_group(&self, spec: &str) -> Result<NodeSet> {
+        let set = if let Some((first, last)) = spec.split_once("..")
+            && !spec.contains(',')
+        {
+            let (a, b) = (self.require(first.trim())?, self.require(last.trim())?);
+            if a > b {
+                return Err(IrError::ReversedRange {
+                    first: first.trim().to_string(),
+                    last: last.trim().to_string(),
+                });
+            }
+            NodeSet::from_ids(self.len(), self.node_ids().filter(|&v| v >= a && v <= b))
+        } else {
+            let names: Vec<&str> = spec
+                .split(',')
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+                .collect();
+            if names.is_empty() {
+                return Err(IrError::EmptySpec);
+            }
+            self.set_of(&names)?
+        };
+        self.check_group(&set, 0)?;
+        Ok(set)
+    }
+
     /// The nodes of `set` reachable from `start` inside `set`, along edges in either direction.
     pub fn component(&self, set: &NodeSet, start: NodeId) -> NodeSet {
         let mut seen = NodeSet::new(self.len());

@@ -27,8 +27,14 @@
 //! that errors name the file, node and op; tract is then run behind `catch_unwind`, and finally
 //! the graph is held to the IR's own shape rules. Only regular files up to
 //! [`MAX_FILE_BYTES`] are read.
+//!
+//! Weights are never materialised: the file is streamed through `slim.rs`, which
+//! leaves out the data of every large float initializer and keeps its type and dims, and tract
+//! sees each such weight as a graph input of that type and shape. Peak memory is then a few
+//! megabytes over the program's own, whatever the file weighs (docs/reliability.md).
 
 use crate::error::{OnnxError, Result, UnsupportedOp};
+use crate::slim::{self, Slim, SlimError};
 use fuselage_ir::{
     ConvAttrs, GatherIndex, Graph, GraphBuilder, Op, OpClass, OpKind, PoolAttrs, Source,
     TensorShape,
@@ -180,8 +186,9 @@ impl Importer {
                 max: self.max_file_bytes,
             });
         }
-        let bytes = std::fs::read(path).map_err(io)?;
-        self.import_bytes(&bytes, path)
+        let file = std::fs::File::open(path).map_err(io)?;
+        let slim = slim::read(std::io::BufReader::new(file), meta.len());
+        self.import_slim(slim, path)
     }
 
     /// Imports a model from bytes; `origin` names it in errors, and its file stem names the
@@ -190,9 +197,29 @@ impl Importer {
     /// # Errors
     /// See [`OnnxError`].
     pub fn import_bytes(&self, bytes: &[u8], origin: impl AsRef<Path>) -> Result<Graph> {
-        let path = origin.as_ref();
+        let slim = slim::read(std::io::Cursor::new(bytes), bytes.len() as u64);
+        self.import_slim(slim, origin.as_ref())
+    }
+
+    /// Imports a model read by [`slim::read`]: its large float weights have shapes but no
+    /// data.
+    fn import_slim(
+        &self,
+        slim: std::result::Result<Slim, SlimError>,
+        path: &Path,
+    ) -> Result<Graph> {
+        let slim = slim.map_err(|e| match e {
+            SlimError::Io(error) => OnnxError::Io {
+                path: path.to_path_buf(),
+                error,
+            },
+            SlimError::Malformed(reason) => OnnxError::NotOnnx {
+                path: path.to_path_buf(),
+                reason,
+            },
+        })?;
         let proto = tract_onnx::onnx()
-            .proto_model_for_read(&mut &bytes[..])
+            .proto_model_for_read(&mut &slim.bytes[..])
             .map_err(|e| OnnxError::NotOnnx {
                 path: path.to_path_buf(),
                 reason: format!("{e:#}"),
@@ -207,10 +234,16 @@ impl Importer {
             .file_stem()
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_default();
-        self.convert(&cx, &proto, name)
+        self.convert(&cx, &proto, &slim.stripped, name)
     }
 
-    fn convert(&self, cx: &Ctx<'_>, proto: &pb::ModelProto, name: String) -> Result<Graph> {
+    fn convert(
+        &self,
+        cx: &Ctx<'_>,
+        proto: &pb::ModelProto,
+        stripped: &HashSet<String>,
+        name: String,
+    ) -> Result<Graph> {
         let graph = proto
             .graph
             .as_ref()
@@ -222,7 +255,7 @@ impl Importer {
             return Err(cx.malformed("the graph has no node"));
         }
         let analysis = analyse_structure(cx, graph)?;
-        let facts = self.run_tract(cx, proto, graph)?;
+        let facts = self.run_tract(cx, &weights_as_inputs(proto, stripped))?;
 
         let mut b = GraphBuilder::new(name);
         // Graph inputs that data flows from.
@@ -329,12 +362,11 @@ impl Importer {
         Ok(g)
     }
 
-    fn run_tract(
-        &self,
-        cx: &Ctx<'_>,
-        proto: &pb::ModelProto,
-        graph: &pb::GraphProto,
-    ) -> Result<Facts> {
+    fn run_tract(&self, cx: &Ctx<'_>, proto: &pb::ModelProto) -> Result<Facts> {
+        let graph = proto
+            .graph
+            .as_ref()
+            .ok_or_else(|| cx.malformed("the model has no graph"))?;
         let onnx = tract_onnx::onnx();
         let parsed = catch_unwind(AssertUnwindSafe(|| onnx.parse(proto, None)))
             .map_err(|_| cx.tract("tract panicked while parsing the model"))?
@@ -373,6 +405,43 @@ impl Importer {
             outlets: parsed.outlets_by_name,
         })
     }
+}
+
+/// The model as tract is given it: each initializer whose data [`slim::read`] left out becomes
+/// a graph input of its type and shape (replacing any input entry of that name), so shape
+/// inference sees the shape it needs and no weight is ever materialised.
+fn weights_as_inputs(proto: &pb::ModelProto, stripped: &HashSet<String>) -> pb::ModelProto {
+    let mut proto = proto.clone();
+    if let Some(g) = proto.graph.as_mut().filter(|_| !stripped.is_empty()) {
+        let (moved, kept): (Vec<_>, Vec<_>) = std::mem::take(&mut g.initializer)
+            .into_iter()
+            .partition(|t| stripped.contains(&t.name));
+        g.initializer = kept;
+        g.input.retain(|i| !stripped.contains(&i.name));
+        g.input.extend(moved.into_iter().map(|t| {
+            use pb::tensor_shape_proto::{Dimension, dimension::Value};
+            let dim = t
+                .dims
+                .iter()
+                .map(|&d| Dimension {
+                    denotation: String::new(),
+                    value: Some(Value::DimValue(d)),
+                })
+                .collect();
+            pb::ValueInfoProto {
+                name: t.name,
+                r#type: Some(pb::TypeProto {
+                    denotation: String::new(),
+                    value: Some(pb::type_proto::Value::TensorType(pb::type_proto::Tensor {
+                        elem_type: t.data_type,
+                        shape: Some(pb::TensorShapeProto { dim }),
+                    })),
+                }),
+                doc_string: String::new(),
+            }
+        }));
+    }
+    proto
 }
 
 /// What the protobuf alone tells: a topological order, which nodes carry data, which tensors

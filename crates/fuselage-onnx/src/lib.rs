@@ -18,6 +18,8 @@
 mod error;
 pub mod import;
 pub mod metadata;
+mod slim;
+mod wire;
 
 pub use error::{OnnxError, Result, UnsupportedOp};
 pub use import::{Importer, MAX_FILE_BYTES, import, import_bytes};

@@ -19,14 +19,9 @@
 //! on the `Split` node with the suffix `:i`.
 
 use crate::error::{OnnxError, Result};
+use crate::wire::{Field, LEN, fields, put_len};
 use std::collections::HashMap;
 use std::path::Path;
-
-/// Wire types of the protobuf encoding.
-const VARINT: u64 = 0;
-const FIXED64: u64 = 1;
-const LEN: u64 = 2;
-const FIXED32: u64 = 5;
 
 /// `ModelProto.graph`, `ModelProto.metadata_props`, `GraphProto.node`, `NodeProto.output`,
 /// `NodeProto.name`, `NodeProto.op_type`, `NodeProto.metadata_props`.
@@ -37,84 +32,6 @@ const NODE_OUTPUT: u64 = 2;
 const NODE_NAME: u64 = 3;
 const NODE_OP: u64 = 4;
 const NODE_METADATA: u64 = 9;
-
-/// One field of a message: its number, wire type, and the bytes of the whole field (tag
-/// included) and of its payload.
-struct Field<'a> {
-    number: u64,
-    wire: u64,
-    whole: &'a [u8],
-    payload: &'a [u8],
-}
-
-fn varint(bytes: &[u8], at: &mut usize) -> Option<u64> {
-    let mut value = 0u64;
-    for shift in (0..64).step_by(7) {
-        let b = *bytes.get(*at)?;
-        *at += 1;
-        value |= u64::from(b & 0x7f) << shift;
-        if b & 0x80 == 0 {
-            return Some(value);
-        }
-    }
-    None
-}
-
-fn put_varint(out: &mut Vec<u8>, mut v: u64) {
-    while v >= 0x80 {
-        out.push((v as u8) | 0x80);
-        v >>= 7;
-    }
-    out.push(v as u8);
-}
-
-fn put_len(out: &mut Vec<u8>, number: u64, payload: &[u8]) {
-    put_varint(out, number << 3 | LEN);
-    put_varint(out, payload.len() as u64);
-    out.extend_from_slice(payload);
-}
-
-/// The fields of one message, or `None` when the bytes are not a well-formed message.
-fn fields(bytes: &[u8]) -> Option<Vec<Field<'_>>> {
-    let mut out = Vec::new();
-    let mut at = 0;
-    while at < bytes.len() {
-        let start = at;
-        let tag = varint(bytes, &mut at)?;
-        let (number, wire) = (tag >> 3, tag & 7);
-        let payload_start;
-        match wire {
-            VARINT => {
-                payload_start = at;
-                varint(bytes, &mut at)?;
-            }
-            FIXED64 => {
-                payload_start = at;
-                at = at.checked_add(8)?;
-            }
-            FIXED32 => {
-                payload_start = at;
-                at = at.checked_add(4)?;
-            }
-            LEN => {
-                let len = usize::try_from(varint(bytes, &mut at)?).ok()?;
-                payload_start = at;
-                at = at.checked_add(len)?;
-            }
-            _ => return None,
-        }
-        if at > bytes.len() || number == 0 {
-            return None;
-        }
-        out.push(Field {
-            number,
-            wire,
-            whole: &bytes[start..at],
-            payload: &bytes[payload_start..at],
-        });
-    }
-    Some(out)
-}
 
 /// A `StringStringEntryProto`'s key and value.
 fn entry(bytes: &[u8]) -> Option<(String, String)> {
@@ -322,17 +239,6 @@ pub fn read(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn varints_round_trip() {
-        for v in [0u64, 1, 127, 128, 300, u64::from(u32::MAX), u64::MAX] {
-            let mut b = Vec::new();
-            put_varint(&mut b, v);
-            let mut at = 0;
-            assert_eq!(varint(&b, &mut at), Some(v));
-            assert_eq!(at, b.len());
-        }
-    }
 
     #[test]
     fn truncated_messages_are_refused() {
