@@ -11,6 +11,8 @@
 //! A downstream crate adds its own cost model, search or explainer to the program through a
 //! [`Registry`] and [`main_with`]: its binary is the `fuselage` program that also knows those
 //! names. The binary of this crate is `main_with(&Registry::default())`.
+// No panic on a path user input can reach.
+#![deny(clippy::unwrap_used, clippy::expect_used)]
 
 /// `println!` that returns the write error instead of panicking, so that `fuselage ... | head`
 /// ends quietly (see `main`).

@@ -101,16 +101,30 @@ pub fn to_dot(g: &Graph, e: &Explanation) -> String {
     out
 }
 
-/// Draws the explanation as an SVG file at `path`.
-///
-/// # Errors
-/// [`ExplainError::Config`] when the file cannot be written.
-pub fn to_svg(g: &Graph, e: &Explanation, path: impl AsRef<Path>) -> Result<()> {
-    use plotters::prelude::*;
-    let perr = |x: &dyn std::fmt::Display| {
-        ExplainError::Config(format!("drawing {}: {x}", path.as_ref().display()))
-    };
-    // Depth of each node: longest path from the group's entry nodes (ids are topological).
+/// Where [`to_svg`] puts things: a box per node of the group, and per edge a polyline that
+/// runs only through the gaps between rows and a lane beside the drawing, so no edge crosses
+/// a box it does not join.
+#[derive(Clone, Debug)]
+struct Layout {
+    size: (u32, u32),
+    /// Per node of `e.nodes`: the box's top-left and bottom-right corners.
+    boxes: Vec<((i32, i32), (i32, i32))>,
+    /// Per edge of `e.edges` (`None` when an end is outside the group): its polyline, from the
+    /// source box's bottom to the target box's top.
+    edges: Vec<Option<Vec<(i32, i32)>>>,
+}
+
+const CELL_W: i32 = 230;
+const CELL_H: i32 = 64;
+/// Half a box's height; boxes are `CELL_W − 16` wide.
+const HALF_H: i32 = 16;
+
+/// Lays out the group by depth (longest path from its entry nodes; ids are topological):
+/// one row per depth, centred. An edge between neighbouring rows drops into the gap below its
+/// source, runs across to above its target and drops in; an edge that skips rows runs across
+/// the gap below its source to a lane right of every box, down the lane, and across the gap
+/// above its target. Each such edge has its own lane.
+fn layout(e: &Explanation) -> Layout {
     let pos = |v: fuselage_ir::NodeId| e.nodes.binary_search(&v).ok();
     let mut depth = vec![0usize; e.nodes.len()];
     for &(u, v) in &e.edges {
@@ -126,20 +140,77 @@ pub fn to_svg(g: &Graph, e: &Explanation, path: impl AsRef<Path>) -> Result<()> 
         per_row[d] += 1;
     }
     let cols = per_row.iter().copied().max().unwrap_or(1);
-    let (cell_w, cell_h) = (230i32, 64i32);
-    let size = (
-        (cols as i32 * cell_w + 40) as u32,
-        (rows as i32 * cell_h + 60) as u32,
-    );
     let centre = |i: usize| {
         let d = depth[i];
-        let offset = (cols - per_row[d]) as i32 * cell_w / 2;
+        let offset = (cols - per_row[d]) as i32 * CELL_W / 2;
         (
-            20 + offset + slot[i] as i32 * cell_w + cell_w / 2,
-            50 + d as i32 * cell_h + cell_h / 2,
+            20 + offset + slot[i] as i32 * CELL_W + CELL_W / 2,
+            50 + d as i32 * CELL_H + CELL_H / 2,
         )
     };
-    let root = SVGBackend::new(path.as_ref(), size).into_drawing_area();
+    let boxes = (0..e.nodes.len())
+        .map(|i| {
+            let (x, y) = centre(i);
+            (
+                (x - CELL_W / 2 + 8, y - HALF_H),
+                (x + CELL_W / 2 - 8, y + HALF_H),
+            )
+        })
+        .collect();
+    let right = 20 + cols as i32 * CELL_W;
+    let mut lanes = 0i32;
+    let edges = e
+        .edges
+        .iter()
+        .enumerate()
+        .map(|(k, &(u, v))| {
+            let (a, b) = (pos(u)?, pos(v)?);
+            let (p, q) = (centre(a), centre(b));
+            // Spread the horizontal runs a little inside the gaps (each gap is 32 px tall).
+            let jitter = (k % 5) as i32 * 3 - 6;
+            let below = p.1 + CELL_H / 2 + jitter;
+            let above = q.1 - CELL_H / 2 + jitter;
+            let start = (p.0, p.1 + HALF_H);
+            let end = (q.0, q.1 - HALF_H);
+            Some(if depth[b] == depth[a] + 1 {
+                vec![start, (p.0, below), (q.0, below), end]
+            } else {
+                lanes += 1;
+                let lane = right + 8 * lanes;
+                vec![
+                    start,
+                    (p.0, below),
+                    (lane, below),
+                    (lane, above),
+                    (q.0, above),
+                    end,
+                ]
+            })
+        })
+        .collect();
+    Layout {
+        size: (
+            (right + 8 * lanes + 20) as u32,
+            (rows as i32 * CELL_H + 60) as u32,
+        ),
+        boxes,
+        edges,
+    }
+}
+
+/// Draws the explanation as an SVG file at `path`: the group's nodes in rows by depth, each
+/// edge routed around the boxes (see [`layout`]) with an arrowhead, wider and redder the more
+/// responsible it is, and the top ranks numbered.
+///
+/// # Errors
+/// [`ExplainError::Config`] when the file cannot be written.
+pub fn to_svg(g: &Graph, e: &Explanation, path: impl AsRef<Path>) -> Result<()> {
+    use plotters::prelude::*;
+    let perr = |x: &dyn std::fmt::Display| {
+        ExplainError::Config(format!("drawing {}: {x}", path.as_ref().display()))
+    };
+    let at = layout(e);
+    let root = SVGBackend::new(path.as_ref(), at.size).into_drawing_area();
     root.fill(&WHITE).map_err(|x| perr(&x))?;
     let title = format!(
         "{} · {} explainer · {} nodes, {} edges (red, wide: more responsible)",
@@ -155,8 +226,7 @@ pub fn to_svg(g: &Graph, e: &Explanation, path: impl AsRef<Path>) -> Result<()> 
     let mut by_score: Vec<usize> = (0..e.edges.len()).collect();
     by_score.sort_by(|&a, &b| norm[a].total_cmp(&norm[b]));
     for i in by_score {
-        let (u, v) = e.edges[i];
-        let (Some(a), Some(b)) = (pos(u), pos(v)) else {
+        let Some(line) = &at.edges[i] else {
             continue;
         };
         let (r, gr, bl) = colour(norm[i]);
@@ -165,27 +235,18 @@ pub fn to_svg(g: &Graph, e: &Explanation, path: impl AsRef<Path>) -> Result<()> 
             filled: false,
             stroke_width: (1.0 + 6.0 * norm[i]).round() as u32,
         };
-        let (p, q) = (centre(a), centre(b));
-        // Stop at the target box's edge and draw an arrowhead there.
-        let q = (q.0, q.1 - 16);
-        root.draw(&PathElement::new(vec![p, q], style))
+        root.draw(&PathElement::new(line.clone(), style))
             .map_err(|x| perr(&x))?;
-        let (dx, dy) = ((q.0 - p.0) as f64, (q.1 - p.1) as f64);
-        let len = (dx * dx + dy * dy).sqrt().max(1.0);
-        let (ux, uy) = (dx / len, dy / len);
-        let at = |back: f64, side: f64| {
-            (
-                (q.0 as f64 - ux * back - uy * side).round() as i32,
-                (q.1 as f64 - uy * back + ux * side).round() as i32,
-            )
-        };
+        // The last segment drops onto the target box: the arrowhead points down.
+        let q = line[line.len() - 1];
         root.draw(&Polygon::new(
-            vec![q, at(9.0, 4.5), at(9.0, -4.5)],
+            vec![q, (q.0 - 5, q.1 - 9), (q.0 + 5, q.1 - 9)],
             RGBColor(r, gr, bl).filled(),
         ))
         .map_err(|x| perr(&x))?;
         if let Some(k) = ranks[i] {
-            let mid = ((p.0 + q.0) / 2 + 4, (p.1 + q.1) / 2);
+            let (m0, m1) = (line[line.len() / 2 - 1], line[line.len() / 2]);
+            let mid = ((m0.0 + m1.0) / 2 + 4, (m0.1 + m1.1) / 2 - 2);
             root.draw(&Text::new(
                 format!("#{k}"),
                 mid,
@@ -195,11 +256,11 @@ pub fn to_svg(g: &Graph, e: &Explanation, path: impl AsRef<Path>) -> Result<()> 
         }
     }
     for (i, &v) in e.nodes.iter().enumerate() {
-        let (x, y) = centre(i);
+        let (tl, br) = at.boxes[i];
         let n = g.node(v);
         let short = short_name(&n.name, 34);
         root.draw(&Rectangle::new(
-            [(x - cell_w / 2 + 8, y - 16), (x + cell_w / 2 - 8, y + 16)],
+            [tl, br],
             ShapeStyle {
                 color: RGBColor(235, 240, 250).to_rgba(),
                 filled: true,
@@ -209,13 +270,13 @@ pub fn to_svg(g: &Graph, e: &Explanation, path: impl AsRef<Path>) -> Result<()> 
         .map_err(|x| perr(&x))?;
         root.draw(&Text::new(
             short,
-            (x - cell_w / 2 + 12, y - 12),
+            (tl.0 + 4, tl.1 + 4),
             ("sans-serif", 11).into_font(),
         ))
         .map_err(|x| perr(&x))?;
         root.draw(&Text::new(
             format!("{} · {:.2}", n.op.kind().name(), e.node_scores[i]),
-            (x - cell_w / 2 + 12, y + 2),
+            (tl.0 + 4, tl.1 + 18),
             ("sans-serif", 11).into_font(),
         ))
         .map_err(|x| perr(&x))?;
@@ -288,5 +349,77 @@ mod tests {
         std::fs::remove_file(&path).ok();
         assert_eq!(svg.matches("<polygon").count(), e.edges.len());
         assert!(svg.contains("/layer1/"), "labels keep their front");
+    }
+
+    /// Skip edges ran straight through the boxes between their ends. On a residual block
+    /// (a skip over three nodes) no segment of any edge enters a box other than its own two.
+    #[test]
+    fn edges_route_around_the_boxes() {
+        let mut b = GraphBuilder::new("residual");
+        let x = b.input("input", TensorShape::nchw(4, 8, 8)).unwrap();
+        let conv = |i: usize| {
+            (
+                format!("/c{i}/Conv"),
+                Op::Conv(ConvAttrs::square(4, 3, 1, 1, 1)),
+            )
+        };
+        let (n0, op0) = conv(0);
+        let a = b.node(n0, op0, &[x]).unwrap();
+        let (n1, op1) = conv(1);
+        let c1 = b.node(n1, op1, &[a]).unwrap();
+        let r = b.node("/r/Relu", Op::Relu, &[c1]).unwrap();
+        let (n2, op2) = conv(2);
+        let c2 = b.node(n2, op2, &[r]).unwrap();
+        let (n3, op3) = conv(3);
+        let side = b.node(n3, op3, &[a]).unwrap();
+        let add = b.node("/add/Add", Op::Add, &[c2, a]).unwrap();
+        b.node("/out/Add", Op::Add, &[add, side]).unwrap();
+        let g = b.finish().unwrap();
+        let group = NodeSet::full(g.len());
+        let (order, edges) = crate::explanation::group_edges(&g, &group).unwrap();
+        let scores = (0..edges.len()).map(|i| i as f32).collect();
+        let e = Explanation::from_scores(
+            "gnne",
+            &order,
+            edges,
+            scores,
+            None,
+            &crate::Selection::default(),
+        )
+        .unwrap();
+        let at = layout(&e);
+        let pos = |v| e.nodes.binary_search(&v).unwrap();
+        let mut skips = 0;
+        for (k, &(u, v)) in e.edges.iter().enumerate() {
+            let line = at.edges[k].as_ref().unwrap();
+            skips += usize::from(line.len() > 4);
+            let ends = [pos(u), pos(v)];
+            // Every point of every segment, one pixel apart.
+            for w in line.windows(2) {
+                let (p, q) = (w[0], w[1]);
+                assert!(
+                    p.0 == q.0 || p.1 == q.1,
+                    "segments are horizontal or vertical"
+                );
+                let steps = (q.0 - p.0).abs().max((q.1 - p.1).abs()).max(1);
+                for t in 0..=steps {
+                    let x = p.0 + (q.0 - p.0) * t / steps;
+                    let y = p.1 + (q.1 - p.1) * t / steps;
+                    for (i, &(tl, br)) in at.boxes.iter().enumerate() {
+                        let inside = x > tl.0 && x < br.0 && y > tl.1 && y < br.1;
+                        assert!(
+                            !inside || ends.contains(&i),
+                            "edge {k} crosses the box of {}",
+                            g.node(e.nodes[i]).name
+                        );
+                    }
+                }
+            }
+            // It leaves its source at the bottom and reaches its target at the top.
+            assert_eq!(line[0].1, at.boxes[ends[0]].1.1);
+            assert_eq!(line[line.len() - 1].1, at.boxes[ends[1]].0.1);
+        }
+        assert!(skips >= 2, "the skip edges take a lane");
+        assert!(at.size.0 as i32 > at.boxes.iter().map(|b| b.1.0).max().unwrap());
     }
 }

@@ -33,6 +33,8 @@
 //! # Ok::<(), fuselage::Error>(())
 //! ```
 #![warn(missing_docs)]
+// No panic on a path user input can reach: each remaining expect names its invariant.
+#![deny(clippy::unwrap_used, clippy::expect_used)]
 
 pub use fuselage_cost as cost;
 pub use fuselage_explain as explain;

@@ -54,6 +54,7 @@ impl Reproduction {
     }
 
     /// The explainer with the least median DRAM on (row, search), and that DRAM.
+    #[allow(clippy::expect_used)] // EXPLAINERS is a non-empty constant
     pub fn best_explainer(&self, row: usize, search: SearchKind) -> (ExplainerKind, u64) {
         EXPLAINERS
             .iter()
@@ -106,11 +107,13 @@ impl Reproduction {
 
     /// The per-run numbers that do not depend on timing, as JSON: what two runs with the same
     /// seeds agree on byte for byte.
+    #[allow(clippy::expect_used)] // numbers, strings and enums always serialise
     pub fn runs_json(&self) -> String {
         serde_json::to_string_pretty(self).expect("serialises") + "\n"
     }
 
     /// The timing of every run, as JSON.
+    #[allow(clippy::expect_used)] // numbers and strings always serialise
     pub fn timings_json(&self) -> String {
         serde_json::to_string_pretty(&self.timings).expect("serialises") + "\n"
     }
