@@ -286,3 +286,24 @@ fn plans_and_explanations_do_not_depend_on_the_thread_count() {
         );
     }
 }
+
+/// Inputs fuzzing found (fuzz/artifacts/onnx): tract panicked on them inside the importer's
+/// `catch_unwind`, so the program printed a panic and a backtrace before its error, and one
+/// error spanned lines through a node name with a newline. Each is now a one-line error found
+/// before tract runs, and no panic is printed.
+#[test]
+fn fuzzing_finds_stay_one_line_errors() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/artifacts/onnx");
+    let mut found = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        let err = common::fails(&["inspect", path.to_str().unwrap()]);
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(
+            err.starts_with(&format!("error: {}: ", path.display())),
+            "{err}"
+        );
+        found += 1;
+    }
+    assert!(found >= 2);
+}

@@ -78,7 +78,7 @@ pub enum OnnxError {
         reason: String,
     },
     /// The imported graph fails the IR's own checks.
-    #[error("{}: {error}", .path.display())]
+    #[error("{}: {}", .path.display(), one_line(&.error.to_string()))]
     Ir {
         /// The file.
         path: PathBuf,
@@ -102,10 +102,29 @@ fn list_unsupported(ops: &[UnsupportedOp]) -> String {
     ops.iter()
         .map(|u| {
             let nodes = if u.count == 1 { "node" } else { "nodes" };
-            format!("{} ({} {nodes}, first `{}`)", u.op, u.count, u.first)
+            format!(
+                "{} ({} {nodes}, first `{}`)",
+                one_line(&u.op),
+                u.count,
+                one_line(&u.first)
+            )
         })
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+/// `text` with its control characters escaped (`\n`, `\u{1b}`): names in a file are
+/// arbitrary strings, and an error must stay one line.
+pub(crate) fn one_line(text: &str) -> String {
+    text.chars()
+        .map(|c| {
+            if c.is_control() {
+                c.escape_debug().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
 }
 
 /// `Result` with [`OnnxError`].

@@ -33,7 +33,7 @@
 //! sees each such weight as a graph input of that type and shape. Peak memory is then a few
 //! megabytes over the program's own, whatever the file weighs (docs/reliability.md).
 
-use crate::error::{OnnxError, Result, UnsupportedOp};
+use crate::error::{OnnxError, Result, UnsupportedOp, one_line};
 use crate::slim::{self, Slim, SlimError};
 use fuselage_ir::{
     ConvAttrs, GatherIndex, Graph, GraphBuilder, Op, OpClass, OpKind, PoolAttrs, Source,
@@ -45,6 +45,9 @@ use std::path::Path;
 use tract_onnx::pb;
 use tract_onnx::prelude::*;
 use tract_onnx::tract_hir::infer::Factoid;
+
+/// Ops that may read no tensor: they make one from their attributes.
+const SOURCE_OPS: [&str; 3] = ["Constant", "RandomNormal", "RandomUniform"];
 
 /// Ops that vanish at import: their output is their first input.
 const VANISHING: [&str; 2] = ["Identity", "Dropout"];
@@ -96,23 +99,23 @@ impl Ctx<'_> {
     fn malformed(&self, reason: impl Into<String>) -> OnnxError {
         OnnxError::Malformed {
             path: self.path.to_path_buf(),
-            reason: reason.into(),
+            reason: one_line(&reason.into()),
         }
     }
 
     fn bad(&self, node: &pb::NodeProto, reason: impl Into<String>) -> OnnxError {
         OnnxError::BadNode {
             path: self.path.to_path_buf(),
-            node: node.name.clone(),
-            op: node.op_type.clone(),
-            reason: reason.into(),
+            node: one_line(&node.name),
+            op: one_line(&node.op_type),
+            reason: one_line(&reason.into()),
         }
     }
 
     fn tract(&self, e: impl std::fmt::Display) -> OnnxError {
         OnnxError::Tract {
             path: self.path.to_path_buf(),
-            reason: e.to_string(),
+            reason: one_line(&e.to_string()),
         }
     }
 }
@@ -486,6 +489,30 @@ fn analyse_structure<'a>(cx: &Ctx<'_>, graph: &'a pb::GraphProto) -> Result<Stru
                 )));
             }
             consumed.insert(t.as_str());
+        }
+        // Checks tract would otherwise meet with a panic (found by fuzzing).
+        if node.input.iter().all(String::is_empty) && !SOURCE_OPS.contains(&node.op_type.as_str()) {
+            return Err(cx.bad(node, "the node reads no tensor"));
+        }
+        if node.op_type == "Transpose"
+            && let Some(perm) = attr_ints(node, "perm")
+        {
+            let mut sorted = perm.clone();
+            sorted.sort_unstable();
+            if !sorted.iter().copied().eq(0..perm.len() as i64) {
+                return Err(cx.bad(node, format!("perm {perm:?} is not a permutation")));
+            }
+        }
+    }
+    for out in &graph.output {
+        let known = made_by.contains_key(out.name.as_str())
+            || initializers.contains(out.name.as_str())
+            || real_inputs.contains(&out.name.as_str());
+        if !known {
+            return Err(cx.malformed(format!(
+                "the graph output `{}` is defined by no node, initializer or graph input",
+                out.name
+            )));
         }
     }
     // Topological order (Kahn), stable in file order.
