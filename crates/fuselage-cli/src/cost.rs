@@ -340,17 +340,10 @@ fn plan(
                 d.only_in_b.len(),
                 d.unchanged
             )?;
-            for e in &d.only_in_a {
+            let here = d.only_in_a.iter().map(|e| ("here:   ", e));
+            for (side, e) in here.chain(d.only_in_b.iter().map(|e| ("optimal:", e))) {
                 outln!(
-                    "  here:    {} ({} nodes, {} B DRAM)",
-                    e.nodes.first().map_or("", String::as_str),
-                    e.nodes.len(),
-                    e.dram_bytes
-                )?;
-            }
-            for e in &d.only_in_b {
-                outln!(
-                    "  optimal: {} ({} nodes, {} B DRAM)",
+                    "  {side} {} ({} nodes, {} B DRAM)",
                     e.nodes.first().map_or("", String::as_str),
                     e.nodes.len(),
                     e.dram_bytes

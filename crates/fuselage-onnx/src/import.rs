@@ -504,6 +504,19 @@ fn analyse_structure<'a>(cx: &Ctx<'_>, graph: &'a pb::GraphProto) -> Result<Stru
             }
         }
     }
+    // tract reads raw initializer data of these types only (and stops at `unimplemented!` on
+    // the rest); `STRING` (8) is never raw.
+    const RAW_TYPES: [i32; 12] = [1, 2, 3, 4, 5, 6, 7, 9, 10, 11, 12, 13];
+    if let Some(t) = graph
+        .initializer
+        .iter()
+        .find(|t| !t.raw_data.is_empty() && !RAW_TYPES.contains(&t.data_type))
+    {
+        return Err(cx.malformed(format!(
+            "initializer `{}` holds raw data of ONNX data type {}, which fuselage cannot read",
+            t.name, t.data_type
+        )));
+    }
     for out in &graph.output {
         let known = made_by.contains_key(out.name.as_str())
             || initializers.contains(out.name.as_str())
