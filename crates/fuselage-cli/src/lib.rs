@@ -129,6 +129,18 @@ pub fn run(cli: Cli, registry: &Registry) -> anyhow::Result<()> {
     }
 }
 
+/// The importer runs tract behind `catch_unwind` and reports a panic there as a one-line
+/// error naming the file; the default hook would print the panic and a backtrace first. So a
+/// panic while the importer runs tract prints nothing, and every other panic prints as usual.
+fn quiet_caught_tract_panics() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        if !fuselage::onnx::inside_tract() {
+            default(info);
+        }
+    }));
+}
+
 /// The whole program: parses the process's arguments, runs the command with `registry`'s
 /// components, prints any error on one line and returns the exit code (0; 1 for any error,
 /// usage errors included; 130 after Ctrl-C).
@@ -141,6 +153,7 @@ pub fn main_with(registry: &Registry) -> std::process::ExitCode {
             return std::process::ExitCode::from(if e.use_stderr() { 1 } else { 0 });
         }
     };
+    quiet_caught_tract_panics();
     // Without a handler (another one is installed already) Ctrl-C ends the process as usual.
     let _ = ctrlc::set_handler(|| {
         if !SEARCHING.load(Ordering::SeqCst) || STOP.swap(true, Ordering::SeqCst) {

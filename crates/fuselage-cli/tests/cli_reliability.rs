@@ -289,8 +289,8 @@ fn plans_and_explanations_do_not_depend_on_the_thread_count() {
 
 /// Inputs fuzzing found (fuzz/artifacts/onnx): tract panicked on them inside the importer's
 /// `catch_unwind`, so the program printed a panic and a backtrace before its error, and one
-/// error spanned lines through a node name with a newline. Each is now a one-line error found
-/// before tract runs, and no panic is printed.
+/// error spanned lines through a node name with a newline. Each is now a one-line error, found
+/// before tract runs where the protobuf alone tells, and no panic is printed.
 #[test]
 fn fuzzing_finds_stay_one_line_errors() {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/artifacts/onnx");

@@ -39,12 +39,33 @@ use fuselage_ir::{
     ConvAttrs, GatherIndex, Graph, GraphBuilder, Op, OpClass, OpKind, PoolAttrs, Source,
     TensorShape,
 };
+use std::cell::Cell;
 use std::collections::{HashMap, HashSet};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::Path;
 use tract_onnx::pb;
 use tract_onnx::prelude::*;
 use tract_onnx::tract_hir::infer::Factoid;
+
+thread_local! {
+    static IN_TRACT: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Runs `f` (a call into tract) behind `catch_unwind`, marking this thread as inside tract
+/// meanwhile ([`inside_tract`]).
+fn in_tract<T>(f: impl FnOnce() -> T) -> std::thread::Result<T> {
+    IN_TRACT.with(|c| c.set(true));
+    let r = catch_unwind(AssertUnwindSafe(f));
+    IN_TRACT.with(|c| c.set(false));
+    r
+}
+
+/// Whether this thread is running tract for the importer, which catches tract's panics and
+/// reports them as [`OnnxError::Tract`]. A program's panic hook can ask this to keep quiet
+/// about a panic that will come back as an error.
+pub fn inside_tract() -> bool {
+    IN_TRACT.with(Cell::get)
+}
 
 /// Ops that may read no tensor: they make one from their attributes.
 const SOURCE_OPS: [&str; 3] = ["Constant", "RandomNormal", "RandomUniform"];
@@ -371,8 +392,8 @@ impl Importer {
             .as_ref()
             .ok_or_else(|| cx.malformed("the model has no graph"))?;
         let onnx = tract_onnx::onnx();
-        let parsed = catch_unwind(AssertUnwindSafe(|| onnx.parse(proto, None)))
-            .map_err(|_| cx.tract("tract panicked while parsing the model"))?
+        let parsed = in_tract(|| onnx.parse(proto, None))
+            .map_err(|_| cx.tract("tract failed with an internal error while parsing the model"))?
             .map_err(|e| cx.tract(format!("{e:#}")))?;
         if !parsed.unresolved_inputs.is_empty() {
             return Err(cx.malformed(format!(
@@ -400,8 +421,8 @@ impl Importer {
                 .set_input_fact(pos, InferenceFact::dt_shape(dt, dims))
                 .map_err(|e| cx.tract(format!("{e:#}")))?;
         }
-        catch_unwind(AssertUnwindSafe(|| model.analyse(false)))
-            .map_err(|_| cx.tract("tract panicked while inferring shapes"))?
+        in_tract(|| model.analyse(false))
+            .map_err(|_| cx.tract("tract failed with an internal error while inferring shapes"))?
             .map_err(|e| cx.tract(format!("{e:#}")))?;
         Ok(Facts {
             model,

@@ -22,7 +22,7 @@ mod slim;
 mod wire;
 
 pub use error::{OnnxError, Result, UnsupportedOp};
-pub use import::{Importer, MAX_FILE_BYTES, import, import_bytes};
+pub use import::{Importer, MAX_FILE_BYTES, import, import_bytes, inside_tract};
 
 /// The folder of reference ONNX exports used by tests and benchmarks: `$FUSELAGE_MODELS` when
 /// set, else `../shared/models` beside the workspace. `None` when that folder does not exist
