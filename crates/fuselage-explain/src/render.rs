@@ -303,9 +303,16 @@ mod tests {
                 .unwrap();
         }
         let g = b.finish().unwrap();
+        let e = whole_graph(&g, |_| scores);
+        (g, e)
+    }
+
+    /// An explanation of the whole graph as one group, with the scores `scores(edges)` gives.
+    fn whole_graph(g: &Graph, scores: impl FnOnce(usize) -> Vec<f32>) -> Explanation {
         let group = NodeSet::full(g.len());
-        let (order, edges) = crate::explanation::group_edges(&g, &group).unwrap();
-        let e = Explanation::from_scores(
+        let (order, edges) = crate::explanation::group_edges(g, &group).unwrap();
+        let scores = scores(edges.len());
+        Explanation::from_scores(
             "gnne",
             &order,
             edges,
@@ -313,8 +320,7 @@ mod tests {
             None,
             &crate::Selection::default(),
         )
-        .unwrap();
-        (g, e)
+        .unwrap()
     }
 
     /// GNNExplainer's scores on a ResNet group lay within 0.9977 to 0.9982, and every edge
@@ -375,18 +381,7 @@ mod tests {
         let add = b.node("/add/Add", Op::Add, &[c2, a]).unwrap();
         b.node("/out/Add", Op::Add, &[add, side]).unwrap();
         let g = b.finish().unwrap();
-        let group = NodeSet::full(g.len());
-        let (order, edges) = crate::explanation::group_edges(&g, &group).unwrap();
-        let scores = (0..edges.len()).map(|i| i as f32).collect();
-        let e = Explanation::from_scores(
-            "gnne",
-            &order,
-            edges,
-            scores,
-            None,
-            &crate::Selection::default(),
-        )
-        .unwrap();
+        let e = whole_graph(&g, |n| (0..n).map(|i| i as f32).collect());
         let at = layout(&e);
         let pos = |v| e.nodes.binary_search(&v).unwrap();
         let mut skips = 0;
