@@ -3,7 +3,7 @@
 use crate::registry::{Choice, Registry};
 use anyhow::{Context, bail};
 use clap::Args;
-use fuselage::cost::{Accelerator, CostConfig, CostKind, CostModel};
+use fuselage::cost::{Accelerator, CostConfig, CostKind, CostModel, PlanFile};
 use fuselage::ir::{Graph, NodeSet};
 use std::sync::Arc;
 
@@ -185,6 +185,32 @@ pub fn human_size(bytes: u64) -> String {
 /// Bytes as KiB.
 pub fn kib(bytes: u64) -> f64 {
     bytes as f64 / 1024.0
+}
+
+/// Fails when `path`'s folder does not exist or `path` is a folder.
+pub fn check_writable(path: &std::path::Path) -> anyhow::Result<()> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => std::path::Path::new("."),
+    };
+    if !dir.is_dir() {
+        bail!(
+            "cannot write {}: the folder {} does not exist",
+            path.display(),
+            dir.display()
+        );
+    }
+    if path.is_dir() {
+        bail!("cannot write {}: it is a folder", path.display());
+    }
+    Ok(())
+}
+
+/// Reads a plan file; errors name the file.
+pub fn read_plan_file(path: &std::path::Path) -> anyhow::Result<PlanFile> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    PlanFile::from_json(&text).with_context(|| format!("{}", path.display()))
 }
 
 /// Writes `bytes` to `path` whole or not at all: into a temporary file beside it, then renamed

@@ -1,6 +1,6 @@
 //! `fuselage cost MODEL --fusion F --buffer SIZE (--group NAMES | --plan FILE) [--json]`.
 
-use crate::common::{CostArgs, ModelArgs, describe_config, kib, mb, parse_group};
+use crate::common::{CostArgs, ModelArgs, describe_config, kib, mb, parse_group, read_plan_file};
 use crate::registry::Registry;
 use anyhow::{Context, bail};
 use clap::Args;
@@ -78,9 +78,7 @@ pub fn run(a: CostCmd, registry: &Registry) -> anyhow::Result<()> {
     match (&a.group, &a.plan) {
         (Some(spec), _) => group(&g, model.as_ref(), hw, spec, a.json),
         (None, Some(path)) => {
-            let text = std::fs::read_to_string(path)
-                .with_context(|| format!("reading {}", path.display()))?;
-            let file = PlanFile::from_json(&text).with_context(|| format!("{}", path.display()))?;
+            let file = read_plan_file(path)?;
             let r = against()?;
             plan(
                 &g,

@@ -1,11 +1,11 @@
 //! `fuselage diff A.json B.json [--json]`: which groups changed between two plan files, and
 //! the DRAM delta. The work is [`PlanFile::diff`](fuselage::cost::PlanFile::diff).
 
-use crate::common::mb;
-use anyhow::{Context, bail};
+use crate::common::{mb, read_plan_file};
+use anyhow::bail;
 use clap::Args;
-use fuselage::cost::{GroupEntry, PlanFile};
-use std::path::{Path, PathBuf};
+use fuselage::cost::GroupEntry;
+use std::path::PathBuf;
 
 /// Arguments of `fuselage diff`.
 #[derive(Debug, Args)]
@@ -19,12 +19,6 @@ pub struct DiffCmd {
     json: bool,
 }
 
-fn read(path: &Path) -> anyhow::Result<PlanFile> {
-    let text =
-        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-    PlanFile::from_json(&text).with_context(|| format!("{}", path.display()))
-}
-
 fn describe(e: &GroupEntry) -> String {
     match (e.nodes.first(), e.nodes.last()) {
         (Some(a), Some(b)) if e.nodes.len() > 1 => {
@@ -36,7 +30,7 @@ fn describe(e: &GroupEntry) -> String {
 }
 
 pub fn run(a: DiffCmd) -> anyhow::Result<()> {
-    let (fa, fb) = (read(&a.a)?, read(&a.b)?);
+    let (fa, fb) = (read_plan_file(&a.a)?, read_plan_file(&a.b)?);
     if !fa.model.is_empty() && !fb.model.is_empty() && fa.model != fb.model {
         bail!(
             "{} is a plan for `{}` and {} one for `{}`: nothing to compare",

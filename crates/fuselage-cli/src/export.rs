@@ -7,7 +7,7 @@
 //! hardware). Nothing else in the file changes
 //! ([`fuselage::onnx::metadata::annotate`]), so it imports to the same graph.
 
-use crate::common::write_atomic;
+use crate::common::{read_plan_file, write_atomic};
 use anyhow::{Context, bail};
 use clap::Args;
 use fuselage::cost::{GroupEntry, PlanFile};
@@ -36,9 +36,7 @@ pub fn run(a: ExportCmd) -> anyhow::Result<()> {
     let bytes =
         std::fs::read(&a.model).with_context(|| format!("reading {}", a.model.display()))?;
     let g = fuselage::onnx::import_bytes(&bytes, &a.model)?;
-    let text = std::fs::read_to_string(&a.plan)
-        .with_context(|| format!("reading {}", a.plan.display()))?;
-    let file = PlanFile::from_json(&text).with_context(|| format!("{}", a.plan.display()))?;
+    let file = read_plan_file(&a.plan)?;
     if file.cost_model.is_empty() {
         bail!(
             "{}: the plan records no costs; cost it first: fuselage cost {} --fusion F --buffer SIZE --plan {} --json > costed.json",

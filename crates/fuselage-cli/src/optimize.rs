@@ -4,7 +4,7 @@
 //! The arguments become one [`Planner`]; this file only reads them, draws the progress bar and
 //! writes the plan file and the summary.
 
-use crate::common::{CostArgs, ModelArgs, describe_config, kib, mb, write_atomic};
+use crate::common::{CostArgs, ModelArgs, check_writable, describe_config, kib, mb, write_atomic};
 use crate::registry::{Choice, Registry};
 use anyhow::{Context, bail};
 use clap::Args;
@@ -203,25 +203,6 @@ fn seconds(s: &str) -> Result<f64, String> {
     } else {
         Err(format!("{s} is not a number of seconds from 0 to 1000000"))
     }
-}
-
-/// Fails when `path`'s folder does not exist or `path` is a folder.
-pub(crate) fn check_writable(path: &std::path::Path) -> anyhow::Result<()> {
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => std::path::Path::new("."),
-    };
-    if !dir.is_dir() {
-        bail!(
-            "cannot write {}: the folder {} does not exist",
-            path.display(),
-            dir.display()
-        );
-    }
-    if path.is_dir() {
-        bail!("cannot write {}: it is a folder", path.display());
-    }
-    Ok(())
 }
 
 pub fn run(a: OptimizeCmd, registry: &Registry) -> anyhow::Result<()> {

@@ -1,11 +1,11 @@
 //! `fuselage report MODEL --fusion F (--buffer SIZE | --hw PRESET) --plan FILE --out
 //! report.html`: the plan as one self-contained HTML page ([`fuselage::report::Report`]).
 
-use crate::common::{CostArgs, ModelArgs, write_atomic};
+use crate::common::{CostArgs, ModelArgs, check_writable, read_plan_file, write_atomic};
 use crate::registry::Registry;
 use anyhow::Context;
 use clap::Args;
-use fuselage::cost::{Cached, CostModel, PlanFile};
+use fuselage::cost::{Cached, CostModel};
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -31,12 +31,10 @@ pub struct ReportCmd {
 }
 
 pub fn run(a: ReportCmd, registry: &Registry) -> anyhow::Result<()> {
-    crate::optimize::check_writable(&a.out)?;
+    check_writable(&a.out)?;
     let g = a.model.load()?;
     let setting = a.cost.resolve(registry)?;
-    let text = std::fs::read_to_string(&a.plan)
-        .with_context(|| format!("reading {}", a.plan.display()))?;
-    let file = PlanFile::from_json(&text).with_context(|| format!("{}", a.plan.display()))?;
+    let file = read_plan_file(&a.plan)?;
     let plan = file
         .to_plan(&g)
         .with_context(|| format!("{}", a.plan.display()))?;

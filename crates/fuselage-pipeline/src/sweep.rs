@@ -144,8 +144,12 @@ pub fn sweep_within(
         }
         let r = Optimal::default().run(&p, &budget, 0)?;
         if r.stop != StopReason::Exhausted {
+            let why = match r.stop {
+                StopReason::TimeLimit => "the time limit passed",
+                _ => "Optimal stopped before it proved the optimum",
+            };
             return Err(PipelineError::Sweep(format!(
-                "the time limit passed after {} steps of the curve",
+                "{why} after {} steps of the curve",
                 steps.len()
             )));
         }
