@@ -6,23 +6,10 @@ use common::{fails, fuselage, tmp};
 use serde_json::Value;
 
 fn optimize(search: &str, out: &std::path::Path) {
-    let o = fuselage(&[
-        "optimize",
-        "resnet18",
-        "--fusion",
-        "lbdf",
-        "--buffer",
-        "128KiB",
-        "--search",
-        search,
-        "--budget",
-        "50",
-        "--no-reference",
-        "--quiet",
-        "--out",
-        out.to_str().unwrap(),
-    ]);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    common::optimize_resnet18(
+        &["--search", search, "--budget", "50", "--no-reference"],
+        out,
+    );
 }
 
 #[test]

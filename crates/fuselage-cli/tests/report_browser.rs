@@ -59,20 +59,7 @@ fn the_report_works_in_chromium() {
         return;
     };
     let (plan, html) = (tmp("plan.json"), tmp("report.html"));
-    let o = fuselage(&[
-        "optimize",
-        "resnet18",
-        "--fusion",
-        "lbdf",
-        "--buffer",
-        "128KiB",
-        "--search",
-        "optimal",
-        "--quiet",
-        "--out",
-        plan.to_str().unwrap(),
-    ]);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    common::optimize_resnet18(&["--search", "optimal"], &plan);
     let o = fuselage(&[
         "report",
         "resnet18",

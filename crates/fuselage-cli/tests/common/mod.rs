@@ -22,6 +22,18 @@ pub fn fails(args: &[&str]) -> String {
     err
 }
 
+/// Plans ResNet-18 under LBDF at 128 KiB with `extra` options (the search and its budget),
+/// quietly, into `out`, and expects success.
+pub fn optimize_resnet18(extra: &[&str], out: &std::path::Path) {
+    let mut args = vec![
+        "optimize", "resnet18", "--fusion", "lbdf", "--buffer", "128KiB",
+    ];
+    args.extend_from_slice(extra);
+    args.extend(["--quiet", "--out", out.to_str().expect("a UTF-8 path")]);
+    let o = fuselage(&args);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}
+
 /// `name` in a scratch folder of this test binary and process.
 pub fn tmp(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!(
