@@ -1,0 +1,51 @@
+//! How the exact optimiser's work grows with its largest group, on one zoo network.
+//!
+//! ```text
+//! cargo run --release -p fuselage-search --example optimal_scale -- inception_v3 brr 2048 16,24,32,64
+//! ```
+//!
+//! Arguments: a zoo network (`gpt2` is built at 1,024 tokens), the cost model (`lbdf` or
+//! `brr`), the buffer in KiB, and the `max_group` values to try (comma-separated). For each it
+//! prints the optimal DRAM over that family (`docs/optimal.md`), the candidate sets costed,
+//! the stop reason and the wall time. Each run has a fresh cache.
+
+use fuselage_cost::{Brr, Cached, CostConfig, CostModel, Lbdf};
+use fuselage_search::{Budget, Optimal, Problem, SearchStrategy};
+use fuselage_split::RandomSplitter;
+use std::error::Error;
+use std::time::Instant;
+
+fn main() -> Result<(), Box<dyn Error>> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let [net, fusion, kib, sizes] = args.as_slice() else {
+        return Err("usage: optimal_scale NETWORK lbdf|brr KIB MAX_GROUP[,MAX_GROUP...]".into());
+    };
+    let g = if net == "gpt2" {
+        fuselage_zoo::build_seq(net, 1024)?
+    } else {
+        fuselage_zoo::build(net)?
+    };
+    let cfg = CostConfig::kib(kib.parse()?)?;
+    for size in sizes.split(',') {
+        let max_group: usize = size.parse()?;
+        let model: Cached<Box<dyn CostModel>> = Cached::new(match fusion.as_str() {
+            "lbdf" => Box::new(Lbdf::new(cfg)),
+            "brr" => Box::new(Brr::new(cfg)),
+            other => return Err(format!("unknown cost model `{other}` (lbdf or brr)").into()),
+        });
+        let splitter = RandomSplitter::new(&model);
+        let p = Problem::new(&g, &model, &splitter)?;
+        let mut optimal = Optimal::default();
+        optimal.max_group = max_group;
+        let start = Instant::now();
+        let r = optimal.run(&p, &Budget::new(1)?, 0)?;
+        println!(
+            "{net} {fusion} {kib} KiB max_group {max_group}: DRAM {} B, {} sets costed, stop {:?}, {:.2} s",
+            r.score.dram_bytes,
+            r.evaluations,
+            r.stop,
+            start.elapsed().as_secs_f64()
+        );
+    }
+    Ok(())
+}
