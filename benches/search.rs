@@ -3,7 +3,7 @@
 //! GPT-2 (12 layers, width 768, 1,024 tokens) at 128 KiB and 2 MiB under both models.
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use fuselage_cost::{Brr, Cached, CostConfig, CostModel, Lbdf};
+use fuselage_cost::{Cached, CostConfig, CostKind, Lbdf};
 use fuselage_search::{Budget, Nsga2, Optimal, Problem, SearchStrategy};
 use fuselage_split::RandomSplitter;
 use std::hint::black_box;
@@ -54,14 +54,10 @@ fn optimal_wide(c: &mut Criterion) {
         };
         for kib in [128, 2048] {
             let cfg = CostConfig::kib(kib).expect("a size");
-            for fusion in ["lbdf", "brr"] {
+            for fusion in CostKind::ALL {
                 group.bench_function(format!("{net}_{fusion}_{kib}KiB"), |b| {
                     b.iter(|| {
-                        let model: Cached<Box<dyn CostModel>> = Cached::new(if fusion == "lbdf" {
-                            Box::new(Lbdf::new(cfg))
-                        } else {
-                            Box::new(Brr::new(cfg))
-                        });
+                        let model = Cached::new(fusion.model(cfg));
                         let splitter = RandomSplitter::new(&model);
                         let p = Problem::new(&g, &model, &splitter).expect("problem");
                         let budget = Budget::new(1).expect("budget");

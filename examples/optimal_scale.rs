@@ -9,7 +9,7 @@
 //! prints the optimal DRAM over that family (`docs/optimal.md`), the candidate sets costed,
 //! the stop reason and the wall time. Each run has a fresh cache.
 
-use fuselage_cost::{Brr, Cached, CostConfig, CostModel, Lbdf};
+use fuselage_cost::{Cached, CostConfig, CostKind};
 use fuselage_search::{Budget, Optimal, Problem, SearchStrategy};
 use fuselage_split::RandomSplitter;
 use std::error::Error;
@@ -25,14 +25,11 @@ fn main() -> Result<(), Box<dyn Error>> {
     } else {
         fuselage_zoo::build(net)?
     };
+    let kind: CostKind = fusion.parse()?;
     let cfg = CostConfig::kib(kib.parse()?)?;
     for size in sizes.split(',') {
         let max_group: usize = size.parse()?;
-        let model: Cached<Box<dyn CostModel>> = Cached::new(match fusion.as_str() {
-            "lbdf" => Box::new(Lbdf::new(cfg)),
-            "brr" => Box::new(Brr::new(cfg)),
-            other => return Err(format!("unknown cost model `{other}` (lbdf or brr)").into()),
-        });
+        let model = Cached::new(kind.model(cfg));
         let splitter = RandomSplitter::new(&model);
         let p = Problem::new(&g, &model, &splitter)?;
         let mut optimal = Optimal::default();
