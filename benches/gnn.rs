@@ -39,7 +39,7 @@ fn inference(c: &mut Criterion) {
     c.bench_function("batch_256_groups_30_nodes_efficientnet_b3", |b| {
         b.iter(|| black_box(clf.probabilities(&items).unwrap()))
     });
-    let mut batch = GraphBatch::new();
+    let mut batch = GraphBatch::new(clf.config.feature_set);
     for gg in &groups {
         batch.push(gg, 262144.0, None).unwrap();
     }

@@ -6,8 +6,8 @@ use anyhow::Context;
 use clap::Args;
 use fuselage::cost::CostKind;
 use fuselage::gnn::{
-    Dataset, DatasetConfig, GnnClassifier, TrainConfig, ValidityModel, curve_csv, default_device,
-    generate_dataset, load_checkpoint, plot_curve, save_checkpoint, shipped, train,
+    Dataset, DatasetConfig, FeatureSet, GnnClassifier, TrainConfig, ValidityModel, curve_csv,
+    default_device, generate_dataset, load_checkpoint, plot_curve, save_checkpoint, shipped, train,
 };
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
@@ -19,9 +19,14 @@ pub struct DatasetCmd {
     /// Seed of the random searches that collect the groups.
     #[arg(long, allow_hyphen_values = true, default_value = "0")]
     seed: u64,
-    /// Fraction of the paper's group counts per network (1 = about 10,800 groups).
+    /// Fraction of the group counts per network (1 = about 10,800 groups for the paper's
+    /// data set, 17,900 for the broad one).
     #[arg(long, default_value = "1.0")]
     scale: f64,
+    /// Whose data set: the `broad` classifiers' (the paper's nine CNNs, then transformers and
+    /// post-2020 CNNs) or the `paper` ones' (the nine CNNs alone).
+    #[arg(long, value_name = "SET", default_value = "broad")]
+    features: FeatureSet,
     /// Where to write the data set (JSON lines).
     #[arg(long, value_name = "FILE")]
     out: PathBuf,
@@ -31,11 +36,13 @@ pub fn dataset(a: DatasetCmd) -> anyhow::Result<()> {
     if a.scale.is_nan() || a.scale <= 0.0 {
         anyhow::bail!("--scale must be above 0, got {}", a.scale);
     }
-    let cfg = if a.scale == 1.0 {
-        DatasetConfig::paper(a.seed)
-    } else {
-        DatasetConfig::scaled(a.seed, a.scale)
+    let mut cfg = match a.features {
+        FeatureSet::Paper => DatasetConfig::paper(a.seed),
+        FeatureSet::Broad => DatasetConfig::broad(a.seed),
     };
+    for (_, n) in &mut cfg.networks {
+        *n = ((*n as f64 * a.scale).round() as usize).max(1);
+    }
     let ds = generate_dataset(&cfg)?;
     ds.save(&a.out)?;
     outln!(
@@ -53,9 +60,13 @@ pub struct TrainCmd {
     /// Cost model whose validity labels are learnt: lbdf or brr.
     #[arg(long, value_name = "MODEL")]
     fusion: CostKind,
-    /// A data set written by `fuselage dataset` (default: generate the paper-sized one).
+    /// A data set written by `fuselage dataset` (default: generate the one of `--features`).
     #[arg(long, value_name = "FILE")]
     dataset: Option<PathBuf>,
+    /// Node features: `broad` (op classes and row-axis sizes too, what the default shipped
+    /// classifiers read) or `paper`.
+    #[arg(long, value_name = "SET", default_value = "broad")]
+    features: FeatureSet,
     /// Epochs.
     #[arg(long, default_value = "50")]
     epochs: usize,
@@ -71,11 +82,17 @@ pub struct TrainCmd {
 pub fn train_cmd(a: TrainCmd) -> anyhow::Result<()> {
     let ds = match &a.dataset {
         Some(p) => Dataset::load(p)?,
-        None => generate_dataset(&DatasetConfig::paper(a.seed))?,
+        None => generate_dataset(&match a.features {
+            FeatureSet::Paper => DatasetConfig::paper(a.seed),
+            FeatureSet::Broad => DatasetConfig::broad(a.seed),
+        })?,
     };
     std::fs::create_dir_all(&a.out).with_context(|| format!("creating {}", a.out.display()))?;
     let k = a.fusion;
-    let mut cfg = TrainConfig::paper(k);
+    let mut cfg = match a.features {
+        FeatureSet::Paper => TrainConfig::paper(k),
+        FeatureSet::Broad => TrainConfig::broad(k),
+    };
     cfg.epochs = a.epochs;
     cfg.seed = a.seed;
     let bar = ProgressBar::new(a.epochs as u64);

@@ -11,7 +11,8 @@ use fuselage_explain::learned::{
 use fuselage_explain::{CostExplainer, Explainer, RandomExplainer, render};
 use fuselage_gnn::explainable::RequiredOnly;
 use fuselage_gnn::{
-    Checkpoint, CostKind, GnnClassifier, GroupGraph, default_device, shipped, shipped_meta,
+    Checkpoint, CostKind, FeatureSet, GnnClassifier, GroupGraph, default_device, shipped,
+    shipped_from, shipped_meta, shipped_stem,
 };
 use fuselage_ir::{Graph, NodeSet};
 use rand::SeedableRng;
@@ -122,9 +123,13 @@ fn fidelity_of_the_whole_graph_is_zero_when_kept() {
 
 #[test]
 fn shipped_checkpoints_reproduce_their_saved_explanations() {
-    for kind in [CostKind::Lbdf, CostKind::Brr] {
-        let clf = shipped(kind, &default_device()).unwrap();
-        assert_eq!(shipped_meta(kind).unwrap().cost_model, kind);
+    for (kind, set) in [CostKind::Lbdf, CostKind::Brr]
+        .into_iter()
+        .flat_map(|k| FeatureSet::ALL.map(|s| (k, s)))
+    {
+        let clf = shipped_from(kind, set, &default_device()).unwrap();
+        assert_eq!(shipped_meta(kind, set).unwrap().cost_model, kind);
+        let stem = shipped_stem(kind, set);
         let pg = shipped_pg(clf.clone()).unwrap();
         let rg = shipped_rg(clf.clone()).unwrap();
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("checkpoints");
@@ -132,8 +137,7 @@ fn shipped_checkpoints_reproduce_their_saved_explanations() {
             ("pg", probe_scores(|gg, b| pg.scores(gg, b)).unwrap()),
             ("rg", probe_scores(|gg, b| rg.scores(gg, b)).unwrap()),
         ] {
-            let json =
-                std::fs::read_to_string(dir.join(format!("{name}_{}.json", kind.name()))).unwrap();
+            let json = std::fs::read_to_string(dir.join(format!("{name}_{stem}.json"))).unwrap();
             let meta: serde_json::Value = serde_json::from_str(&json).unwrap();
             let saved: Vec<Vec<f32>> = serde_json::from_value(meta["probe"].clone()).unwrap();
             assert_eq!(saved.len(), 16);
@@ -159,27 +163,30 @@ fn shipped_checkpoints_reproduce_their_saved_explanations() {
         // A PG checkpoint is not an RG one.
         let tmp = std::env::temp_dir().join(format!("fuselage-explain-{}", std::process::id()));
         std::fs::create_dir_all(&tmp).unwrap();
-        std::fs::copy(
-            dir.join(format!("pg_{}.bpk", kind.name())),
-            tmp.join("x.bpk"),
-        )
-        .unwrap();
-        std::fs::copy(
-            dir.join(format!("pg_{}.json", kind.name())),
-            tmp.join("x.json"),
-        )
-        .unwrap();
+        std::fs::copy(dir.join(format!("pg_{stem}.bpk")), tmp.join("x.bpk")).unwrap();
+        std::fs::copy(dir.join(format!("pg_{stem}.json")), tmp.join("x.json")).unwrap();
         assert!(RgExplainer::load(tmp.join("x"), clf.clone()).is_err());
         assert!(PgExplainer::load(tmp.join("x"), clf.clone()).is_ok());
+        // Nor does it explain the other feature set's classifier, whose embeddings it never
+        // read.
+        let other = FeatureSet::ALL.into_iter().find(|&o| o != set).unwrap();
+        let err = PgExplainer::load(
+            tmp.join("x"),
+            shipped_from(kind, other, &default_device()).unwrap(),
+        )
+        .err()
+        .unwrap();
+        assert!(err.to_string().contains("cannot explain"), "{err}");
         // The files are fuselage-gnn's generic checkpoint: read and written again, the same
         // weights and the same JSON but for the last digits of floats (serde_json's parser
         // rounds them).
         for name in ["pg", "rg"] {
-            let stem = dir.join(format!("{name}_{}", kind.name()));
-            let ck = Checkpoint::<ExplainerMeta>::load(&stem).unwrap();
+            let file = dir.join(format!("{name}_{stem}"));
+            let ck = Checkpoint::<ExplainerMeta>::load(&file).unwrap();
+            assert_eq!(ck.meta.feature_set, set);
             ck.save(tmp.join("again")).unwrap();
             let read = |stem: &std::path::Path, ext| std::fs::read(stem.with_extension(ext));
-            let (again, shipped) = (tmp.join("again"), stem);
+            let (again, shipped) = (tmp.join("again"), file);
             assert!(read(&again, "bpk").unwrap() == read(&shipped, "bpk").unwrap());
             let skeleton = |stem: &std::path::Path| {
                 let text = String::from_utf8(read(stem, "json").unwrap()).unwrap();

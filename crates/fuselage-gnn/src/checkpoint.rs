@@ -13,10 +13,15 @@
 //! one reader, one writer and one set of error messages, each naming its file.
 //!
 //! The metadata file is read before the weights, so a missing checkpoint is reported by its
-//! `.json`. The LBDF and BRR checkpoints under `crates/fuselage-gnn/checkpoints/` are compiled
-//! into the crate (`include_bytes!`), so [`shipped`] needs no file at run time.
+//! `.json`. The checkpoints under `crates/fuselage-gnn/checkpoints/` are compiled into the
+//! crate (`include_bytes!`), so [`shipped`] needs no file at run time. There are two per cost
+//! model, one per [`FeatureSet`]: `lbdf`/`brr` read the paper's features and learnt from its
+//! nine CNNs (the paper's tables are reproduced with them); `lbdf_broad`/`brr_broad` read the
+//! broad features and learnt from CNNs, transformers and post-2020 CNNs. [`shipped`] gives
+//! the broad ones; [`shipped_from`] either.
 
 use crate::error::{GnnError, Result};
+use crate::features::FeatureSet;
 use crate::model::{GnnClassifier, GnnConfig};
 use burn::prelude::*;
 use burn::store::ModuleRecord;
@@ -208,10 +213,29 @@ pub struct CheckpointMeta {
     pub metrics: serde_json::Map<String, serde_json::Value>,
 }
 
-const LBDF_WEIGHTS: &[u8] = include_bytes!("../checkpoints/lbdf.bpk");
-const LBDF_META: &str = include_str!("../checkpoints/lbdf.json");
-const BRR_WEIGHTS: &[u8] = include_bytes!("../checkpoints/brr.bpk");
-const BRR_META: &str = include_str!("../checkpoints/brr.json");
+/// A shipped checkpoint: its weights, its metadata and the metadata's name.
+type Shipped = (&'static [u8], &'static str, &'static str);
+
+const LBDF: Shipped = (
+    include_bytes!("../checkpoints/lbdf.bpk"),
+    include_str!("../checkpoints/lbdf.json"),
+    "checkpoints/lbdf.json",
+);
+const BRR: Shipped = (
+    include_bytes!("../checkpoints/brr.bpk"),
+    include_str!("../checkpoints/brr.json"),
+    "checkpoints/brr.json",
+);
+const LBDF_BROAD: Shipped = (
+    include_bytes!("../checkpoints/lbdf_broad.bpk"),
+    include_str!("../checkpoints/lbdf_broad.json"),
+    "checkpoints/lbdf_broad.json",
+);
+const BRR_BROAD: Shipped = (
+    include_bytes!("../checkpoints/brr_broad.bpk"),
+    include_str!("../checkpoints/brr_broad.json"),
+    "checkpoints/brr_broad.json",
+);
 
 /// The weights of a classifier as burnpack bytes.
 ///
@@ -242,6 +266,14 @@ pub fn classifier_from_bytes(
 
 fn classifier(ck: Checkpoint<CheckpointMeta>, device: &Device) -> Result<GnnClassifier> {
     let (config, kind) = (ck.meta.config, ck.meta.cost_model);
+    if config.features != config.feature_set.dim() {
+        return Err(GnnError::Checkpoint(format!(
+            "the {kind} classifier reads {} features, but its feature set `{}` has {}",
+            config.features,
+            config.feature_set,
+            config.feature_set.dim()
+        )));
+    }
     let model = ck.module(config.init(device), &format!("the {kind} classifier"))?;
     Ok(GnnClassifier::new(config, model, device.clone(), kind))
 }
@@ -311,24 +343,45 @@ pub fn probe(clf: &GnnClassifier) -> Result<Vec<f32>> {
     clf.invalid_probabilities(&g, &groups, PROBE_BETA)
 }
 
-/// The metadata of the checkpoint shipped for `kind`.
+/// The metadata of the checkpoint shipped for `kind` over features `set`.
 ///
 /// # Errors
 /// [`GnnError::Parse`] if the shipped file is malformed.
-pub fn shipped_meta(kind: CostKind) -> Result<CheckpointMeta> {
-    let (_, json, name) = shipped_files(kind);
+pub fn shipped_meta(kind: CostKind, set: FeatureSet) -> Result<CheckpointMeta> {
+    let (_, json, name) = shipped_files(kind, set);
     parse_json(json, name)
 }
 
-/// The weights, the metadata and the metadata's name of the checkpoint shipped for `kind`.
-fn shipped_files(kind: CostKind) -> (&'static [u8], &'static str, &'static str) {
-    match kind {
-        CostKind::Lbdf => (LBDF_WEIGHTS, LBDF_META, "checkpoints/lbdf.json"),
-        CostKind::Brr => (BRR_WEIGHTS, BRR_META, "checkpoints/brr.json"),
+/// The file stem (under `checkpoints/`) of the checkpoint shipped for `kind` over `set`:
+/// `lbdf`, `brr`, `lbdf_broad`, `brr_broad`.
+pub fn shipped_stem(kind: CostKind, set: FeatureSet) -> String {
+    match set {
+        FeatureSet::Paper => kind.name().to_string(),
+        FeatureSet::Broad => format!("{}_broad", kind.name()),
     }
 }
 
-/// The classifier shipped with the crate for `kind`, on `device`.
+fn shipped_files(kind: CostKind, set: FeatureSet) -> Shipped {
+    match (kind, set) {
+        (CostKind::Lbdf, FeatureSet::Paper) => LBDF,
+        (CostKind::Brr, FeatureSet::Paper) => BRR,
+        (CostKind::Lbdf, FeatureSet::Broad) => LBDF_BROAD,
+        (CostKind::Brr, FeatureSet::Broad) => BRR_BROAD,
+    }
+}
+
+/// The classifier shipped for `kind` over features `set`, on `device`: the paper's
+/// ([`FeatureSet::Paper`], what the reproduction of the paper's tables runs) or the broad one.
+///
+/// # Errors
+/// As [`shipped`].
+pub fn shipped_from(kind: CostKind, set: FeatureSet, device: &Device) -> Result<GnnClassifier> {
+    let (weights, json, name) = shipped_files(kind, set);
+    classifier(Checkpoint::from_parts(weights, json, name)?, device)
+}
+
+/// The classifier shipped with the crate for `kind`, on `device`: the broad one, trained on
+/// CNNs, transformers and post-2020 CNNs ([`shipped_from`] for the paper's).
 ///
 /// # Errors
 /// [`GnnError::Checkpoint`] if the crate was built without trained weights.
@@ -344,6 +397,5 @@ fn shipped_files(kind: CostKind) -> (&'static [u8], &'static str, &'static str) 
 /// # Ok::<(), fuselage_gnn::GnnError>(())
 /// ```
 pub fn shipped(kind: CostKind, device: &Device) -> Result<GnnClassifier> {
-    let (weights, json, name) = shipped_files(kind);
-    classifier(Checkpoint::from_parts(weights, json, name)?, device)
+    shipped_from(kind, FeatureSet::Broad, device)
 }

@@ -37,11 +37,11 @@
 //! matrix products differ in size, results differ by float rounding only (`tests/compress.rs`
 //! checks them to 1e-5).
 //!
-//! Complexity: O(nodes · FEATURE_DIM + messages · log(in-degree)) on the host, with one hash
+//! Complexity: O(nodes · features + messages · log(in-degree)) on the host, with one hash
 //! map per layer, against O(nodes · hidden²) per layer for the products it saves.
 
 use crate::error::Result;
-use crate::features::{DeviceEdges, FEATURE_DIM, GraphBatch};
+use crate::features::{DeviceEdges, FeatureSet, GraphBatch};
 use crate::model::Gnn;
 use burn::prelude::*;
 use burn::tensor::IndexingUpdateOp;
@@ -70,9 +70,11 @@ pub struct LayerRows {
 
 /// A [`GraphBatch`] with its repeated rows merged, for a network of a given depth. Build one
 /// with [`CompressedBatch::new`].
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct CompressedBatch {
-    /// Distinct feature rows, row-major `[rows, FEATURE_DIM]`.
+    /// The layout of `features`.
+    pub set: FeatureSet,
+    /// Distinct feature rows, row-major `[rows, set.dim()]`.
     pub features: Vec<f32>,
     /// What each layer computes.
     pub layers: Vec<LayerRows>,
@@ -88,6 +90,7 @@ impl CompressedBatch {
     /// Refines the colours of `batch` for `layers` rounds (see the module docs).
     pub fn new(batch: &GraphBatch, layers: usize) -> Self {
         let n = batch.nodes();
+        let dim = batch.set.dim();
         // Incoming messages of each node, as a compressed row table (a counting sort by dst,
         // stable, so each node's messages keep batch order until sorted by key).
         let mut start = vec![0usize; n + 1];
@@ -118,10 +121,10 @@ impl CompressedBatch {
             let mut seen: FxMap<&[u32], u32> = FxMap::default();
             seen.reserve(n);
             for (v, c) in colour.iter_mut().enumerate() {
-                let row = &bits[v * FEATURE_DIM..(v + 1) * FEATURE_DIM];
+                let row = &bits[v * dim..(v + 1) * dim];
                 let fresh = seen.len() as u32;
                 *c = *seen.entry(row).or_insert_with(|| {
-                    features.extend_from_slice(&batch.features[v * FEATURE_DIM..][..FEATURE_DIM]);
+                    features.extend_from_slice(&batch.features[v * dim..][..dim]);
                     fresh
                 });
             }
@@ -169,6 +172,7 @@ impl CompressedBatch {
             out_layers.push(layer);
         }
         CompressedBatch {
+            set: batch.set,
             features,
             layers: out_layers,
             last_row: colour.into_iter().map(i64::from).collect(),
@@ -179,7 +183,7 @@ impl CompressedBatch {
 
     /// Distinct feature rows.
     pub fn input_rows(&self) -> usize {
-        self.features.len() / FEATURE_DIM
+        self.features.len() / self.set.dim()
     }
 
     /// Moves the batch to `device`, each layer cut into blocks of at most [`BLOCK_ROWS`]
@@ -230,7 +234,7 @@ impl CompressedBatch {
             .collect();
         CompressedDevice {
             x: Tensor::<2>::from_data(
-                TensorData::new(self.features.clone(), [self.input_rows(), FEATURE_DIM]),
+                TensorData::new(self.features.clone(), [self.input_rows(), self.set.dim()]),
                 device,
             ),
             layers,
@@ -259,7 +263,7 @@ pub struct DeviceBlock {
 /// A [`CompressedBatch`] on a device.
 #[derive(Clone, Debug)]
 pub struct CompressedDevice {
-    /// Distinct feature rows, `[rows, FEATURE_DIM]`.
+    /// Distinct feature rows, `[rows, features]`.
     pub x: Tensor<2>,
     /// Each layer's blocks, in row order.
     pub layers: Vec<Vec<DeviceBlock>>,

@@ -49,6 +49,44 @@ pub const PAPER_NETWORKS: [(&str, usize); 9] = [
 /// Networks never seen in training, for the generalisation check.
 pub const HELD_OUT_NETWORKS: [&str; 2] = ["resnet50", "resnet152"];
 
+/// The zoo's transformers and post-2020 CNNs in the broad data set ([`DatasetConfig::broad`]),
+/// two sizes of each family (GhostNet has one, Llama one), and the groups taken from each.
+pub const MODERN_NETWORKS: [(&str, usize); 10] = [
+    ("vit_tiny_patch16_224", 700),
+    ("vit_small_patch16_224", 700),
+    ("bert_l4_h256", 700),
+    ("bert_base_uncased", 700),
+    ("gpt2_l4_h256", 700),
+    ("gpt2", 700),
+    ("convnext_atto", 700),
+    ("convnext_nano", 700),
+    ("ghostnet_100", 700),
+    ("llama_3_2_1b", 700),
+];
+
+/// The families of the generalisation check on modern networks, with their networks of
+/// [`MODERN_NETWORKS`]: a classifier trained without some families is scored on their groups
+/// ([`KEPT_OUT`]).
+pub const FAMILIES: [(&str, [&str; 2]); 4] = [
+    ("ViT", ["vit_tiny_patch16_224", "vit_small_patch16_224"]),
+    ("BERT", ["bert_l4_h256", "bert_base_uncased"]),
+    ("GPT-2", ["gpt2_l4_h256", "gpt2"]),
+    ("ConvNeXt", ["convnext_atto", "convnext_nano"]),
+];
+
+/// The two kept-out runs: train on the broad data set without these families, test on them.
+/// Trained on ViT and BERT, tested on GPT-2 and ConvNeXt, and the converse.
+pub const KEPT_OUT: [[&str; 2]; 2] = [["GPT-2", "ConvNeXt"], ["ViT", "BERT"]];
+
+/// The networks of the named [`FAMILIES`] (unknown names have none).
+pub fn family_networks(families: &[&str]) -> Vec<&'static str> {
+    FAMILIES
+        .iter()
+        .filter(|(f, _)| families.contains(f))
+        .flat_map(|(_, nets)| nets.iter().copied())
+        .collect()
+}
+
 /// How to generate a data set.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DatasetConfig {
@@ -78,6 +116,15 @@ impl DatasetConfig {
             betas_kib: BETAS_KIB.to_vec(),
             max_plans: 20_000,
         }
+    }
+
+    /// The broad data set: the paper's networks and counts, then [`MODERN_NETWORKS`], same
+    /// plans and β. What the [`FeatureSet::Broad`](crate::FeatureSet) checkpoints learn from.
+    pub fn broad(seed: u64) -> Self {
+        let mut c = DatasetConfig::paper(seed);
+        c.networks
+            .extend(MODERN_NETWORKS.iter().map(|&(n, k)| (n.to_string(), k)));
+        c
     }
 
     /// The paper's networks with every count multiplied by `scale` (at least 1 group each):
@@ -261,6 +308,21 @@ pub fn generate_dataset(cfg: &DatasetConfig) -> Result<Dataset> {
 }
 
 impl Dataset {
+    /// The groups of `networks` and the rest, as two data sets of the same config: how a
+    /// family is kept out of training.
+    pub fn partition(&self, networks: &[&str]) -> (Dataset, Dataset) {
+        let (inside, outside) = self
+            .groups
+            .iter()
+            .cloned()
+            .partition(|g| networks.contains(&g.network.as_str()));
+        let with = |groups| Dataset {
+            config: self.config.clone(),
+            groups,
+        };
+        (with(inside), with(outside))
+    }
+
     /// Number of labelled samples per cost model (groups × β).
     pub fn samples_per_model(&self) -> usize {
         self.groups.len() * self.config.betas_kib.len()

@@ -37,7 +37,7 @@
 //! pass on burn's tape and walks it back once.
 
 use crate::error::{GnnError, Result};
-use crate::features::{DeviceBatch, GraphBatch, GroupGraph};
+use crate::features::{DeviceBatch, FeatureSet, GraphBatch, GroupGraph};
 use crate::model::{GnnClassifier, ValidityModel, to_vec};
 use burn::prelude::*;
 use fuselage_cost::CostKind;
@@ -58,7 +58,8 @@ use fuselage_cost::CostKind;
 /// use burn::prelude::*;
 /// use fuselage_gnn::features::DeviceBatch;
 /// use fuselage_gnn::{
-///     CostKind, ExplainableModel, GnnClassifier, GraphBatch, GroupGraph, Result, ValidityModel,
+///     CostKind, ExplainableModel, FeatureSet, GnnClassifier, GraphBatch, GroupGraph, Result,
+///     ValidityModel,
 ///     default_device, shipped,
 /// };
 /// use fuselage_ir::{Graph, NodeSet};
@@ -81,6 +82,7 @@ use fuselage_cost::CostKind;
 ///     fn cost_kind(&self) -> CostKind { self.0.cost_kind() }
 ///     fn device(&self) -> &Device { self.0.device() }
 ///     fn embedding_dim(&self) -> usize { self.0.embedding_dim() }
+///     fn feature_set(&self) -> FeatureSet { self.0.feature_set() }
 ///     fn embed(&self, batch: &DeviceBatch) -> Tensor<2> { self.0.embed(batch) }
 ///     fn forward(&self, batch: &DeviceBatch) -> Tensor<1> {
 ///         self.0.forward(batch).div_scalar(self.1)
@@ -90,7 +92,7 @@ use fuselage_cost::CostKind;
 /// let t = Tempered(shipped(CostKind::Lbdf, &default_device())?, 4.0);
 /// let g = fuselage_zoo::build("resnet18")?;
 /// let gg = GroupGraph::new(&g, &NodeSet::from_ids(g.len(), g.node_ids().take(6)))?;
-/// let mut batch = GraphBatch::new();
+/// let mut batch = GraphBatch::new(t.feature_set());
 /// batch.push(&gg, 128.0 * 1024.0, None)?;
 /// // ∂z/∂w for every message: dL/dz = 1.
 /// let grad = t.message_weight_grad(&batch.to_device(t.device()), &mut |z| vec![1.0; z.len()])?;
@@ -106,6 +108,9 @@ pub trait ExplainableModel: ValidityModel {
 
     /// The width of a node embedding ([`embed`](Self::embed)'s second dimension).
     fn embedding_dim(&self) -> usize;
+
+    /// The node features its batches carry ([`GraphBatch::new`]).
+    fn feature_set(&self) -> FeatureSet;
 
     /// Node embeddings of a batch, `[nodes, embedding_dim]`, non-negative (PGExplainer and
     /// RG-Explainer read them through `ln(1 + h)`).
@@ -124,7 +129,7 @@ pub trait ExplainableModel: ValidityModel {
     /// # Errors
     /// [`GnnError::EdgeWeights`] for a weight vector of the wrong length.
     fn logits(&self, items: &[(&GroupGraph, u64, Option<&[f32]>)]) -> Result<Vec<f32>> {
-        let mut batch = GraphBatch::new();
+        let mut batch = GraphBatch::new(self.feature_set());
         for (gg, beta, w) in items {
             batch.push(gg, *beta as f64, *w)?;
         }
@@ -199,6 +204,10 @@ impl ExplainableModel for GnnClassifier {
         self.config.hidden
     }
 
+    fn feature_set(&self) -> FeatureSet {
+        self.config.feature_set
+    }
+
     fn embed(&self, batch: &DeviceBatch) -> Tensor<2> {
         self.model.embed(batch)
     }
@@ -269,6 +278,10 @@ impl<M: ExplainableModel> ExplainableModel for RequiredOnly<M> {
 
     fn embedding_dim(&self) -> usize {
         self.0.embedding_dim()
+    }
+
+    fn feature_set(&self) -> FeatureSet {
+        self.0.feature_set()
     }
 
     fn embed(&self, batch: &DeviceBatch) -> Tensor<2> {

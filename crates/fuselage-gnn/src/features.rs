@@ -24,20 +24,71 @@
 //! sum of weights and row bands compared with β, and giving the network those ratios directly is
 //! what lets it generalise to networks it never saw (see `docs/classifier.md`).
 //!
+//! That is the [`FeatureSet::Paper`] layout, which the paper's checkpoints read. It sees a
+//! tensor as `C×H×W` and a row as `C·W`, and it one-hot encodes only the CNN zoo's kinds. The
+//! [`FeatureSet::Broad`] layout appends what transformers and post-2020 CNNs need,
+//! [`BROAD_EXTRA`] features:
+//!
+//! | features | count | scaling |
+//! | --- | ---: | --- |
+//! | op class one-hot over [`OpClass::ALL`] (every kind has one, seen in training or not) | 9 | 0/1 |
+//! | the output has a row axis; rows of the output, of the first input | 3 | 0/1, `ln(1+x)/8` |
+//! | one row of the output, of all inputs, along their row axes, relative to β | 2 | `ln(1+x/β)` |
+//!
+//! Rows follow the graph's row axis ([`Graph::rows_of`]): H of an image, the sequence of a
+//! token tensor, so an attention group's row band is its token rows, not `C·W`. The class
+//! one-hot, rather than one input per kind, keeps an unseen kind (an `Atan` in some export)
+//! from reading an input whose weights training never moved.
+//!
 //! Message passing is over the undirected version of the internal edges; each edge carries an
 //! optional weight (1 by default), which the explainers use as a soft edge mask.
 
 use crate::error::{GnnError, Result};
 use burn::prelude::*;
 use burn::tensor::IndexingUpdateOp;
-use fuselage_ir::{Graph, NodeId, NodeSet, Op, OpKind, Source};
+use fuselage_ir::{Graph, NodeId, NodeSet, Op, OpClass, OpKind, Source};
 
-/// Number of features per node.
+/// Number of features per node of the [`FeatureSet::Paper`] layout.
 pub const FEATURE_DIM: usize = 50;
 
-/// The shipped checkpoints one-hot encode the CNN zoo's kinds; a kind beyond them (the
-/// transformer ops) has an all-zero one-hot until the classifier is retrained on them.
+/// Features the [`FeatureSet::Broad`] layout appends to the paper's.
+pub const BROAD_EXTRA: usize = OpClass::ALL.len() + 5;
+
+/// The paper layout one-hot encodes the CNN zoo's kinds; a kind beyond them (the transformer
+/// ops) has an all-zero one-hot there, and only its class in the broad layout.
 const N_KINDS: usize = OpKind::CNN_KINDS;
+
+fuselage_ir::kinds! {
+    /// Which node features a classifier reads (module docs): the paper's layout, or the broad
+    /// one that adds op classes and row-axis sizes. A checkpoint records its own.
+    pub enum FeatureSet: "feature set" {
+        /// [`FEATURE_DIM`] features: the paper's checkpoints, trained on its nine CNNs.
+        Paper = "paper",
+        /// [`FEATURE_DIM`] + [`BROAD_EXTRA`]: the checkpoints trained on CNNs, transformers and
+        /// post-2020 CNNs.
+        Broad = "broad",
+    }
+}
+
+impl FeatureSet {
+    /// [`FeatureSet::Paper`]: what a checkpoint that does not name its feature set reads.
+    pub fn paper() -> Self {
+        FeatureSet::Paper
+    }
+
+    /// Whether it is [`FeatureSet::Paper`] (what metadata leaves unwritten).
+    pub fn is_paper(&self) -> bool {
+        *self == FeatureSet::Paper
+    }
+
+    /// Features per node.
+    pub const fn dim(self) -> usize {
+        match self {
+            FeatureSet::Paper => FEATURE_DIM,
+            FeatureSet::Broad => FEATURE_DIM + BROAD_EXTRA,
+        }
+    }
+}
 
 /// The β-independent numbers of one node of a group.
 #[derive(Clone, Debug, PartialEq)]
@@ -72,6 +123,18 @@ pub struct NodeRaw {
     pub external_inputs: usize,
     /// Whether the output is read outside the group or is a graph output.
     pub output_leaves: bool,
+    /// Position of the op's class in [`OpClass::ALL`].
+    pub class: usize,
+    /// Whether the output has a row axis (a global pool's or a flattened vector's has none).
+    pub has_row_axis: bool,
+    /// Rows of the output along its row axis (1 without one).
+    pub output_rows: f32,
+    /// Rows of the first input along its row axis.
+    pub input_rows: f32,
+    /// Bytes of one output row along its row axis.
+    pub output_axis_row_bytes: f32,
+    /// Bytes of one row of every input along its row axis.
+    pub input_axis_row_bytes: f32,
 }
 
 /// A fusion group encoded for the classifier, independent of β.
@@ -136,10 +199,12 @@ impl GroupGraph {
             let mut external = 0;
             let mut input_bytes = 0.0;
             let mut input_row_bytes = 0.0;
+            let mut input_axis_row_bytes = 0.0;
             for &s in &n.inputs {
                 let shape = g.shape_of(s);
                 input_bytes += shape.elements() as f32;
                 input_row_bytes += (shape.c() * shape.w()) as f32;
+                input_axis_row_bytes += shape.elements() as f32 / g.rows_of(s).max(1) as f32;
                 match s {
                     Source::Node(u) if group.contains(u) => {
                         edges.push((local[u.index()], i as u32));
@@ -164,7 +229,15 @@ impl GroupGraph {
                 _ => ([1.0, 1.0], [1.0, 1.0], 1.0, false),
             };
             let out = &n.shape;
+            let me = Source::Node(v);
+            let output_rows = g.rows_of(me).max(1) as f32;
             raw.push(NodeRaw {
+                class: n.op.kind().class().index(),
+                has_row_axis: g.row_axis(me).is_some(),
+                output_rows,
+                input_rows: g.rows_of(n.inputs[0]).max(1) as f32,
+                output_axis_row_bytes: out.elements() as f32 / output_rows,
+                input_axis_row_bytes,
                 kind: n.op.kind().index(),
                 input_chw: chw(g.shape_of(n.inputs[0])),
                 output_chw: chw(out),
@@ -197,8 +270,9 @@ impl GroupGraph {
         self.nodes.is_empty()
     }
 
-    /// Appends the [`FEATURE_DIM`] features of every node at buffer size `beta_bytes` to `out`.
-    pub fn features_into(&self, beta_bytes: f64, out: &mut Vec<f32>) {
+    /// Appends the [`FeatureSet::dim`] features of every node at buffer size `beta_bytes` to
+    /// `out`.
+    pub fn features_into(&self, set: FeatureSet, beta_bytes: f64, out: &mut Vec<f32>) {
         let beta = beta_bytes.max(1.0) as f32;
         let l8 = |x: f32| (1.0 + x).ln() / 8.0;
         let l16 = |x: f32| (1.0 + x).ln() / 16.0;
@@ -233,16 +307,30 @@ impl GroupGraph {
                 rel(r.input_bytes),
                 rel(r.input_row_bytes),
             ]);
-            debug_assert_eq!(out.len() - start, FEATURE_DIM);
+            if set == FeatureSet::Broad {
+                let classes = out.len();
+                out.resize(classes + OpClass::ALL.len(), 0.0);
+                out[classes + r.class] = 1.0;
+                out.extend([
+                    f32::from(u8::from(r.has_row_axis)),
+                    l8(r.output_rows),
+                    l8(r.input_rows),
+                    rel(r.output_axis_row_bytes),
+                    rel(r.input_axis_row_bytes),
+                ]);
+            }
+            debug_assert_eq!(out.len() - start, set.dim());
         }
     }
 }
 
 /// Many groups (each at its own β, with optional edge weights) as one disjoint graph, in host
 /// memory: what [`Gnn::forward`](crate::Gnn::forward) takes once moved to a device.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct GraphBatch {
-    /// Node features, row-major `[nodes, FEATURE_DIM]`.
+    /// The layout of `features`.
+    pub set: FeatureSet,
+    /// Node features, row-major `[nodes, set.dim()]`.
     pub features: Vec<f32>,
     /// Message sources (global node index), both directions of every edge.
     pub src: Vec<i64>,
@@ -257,9 +345,17 @@ pub struct GraphBatch {
 }
 
 impl GraphBatch {
-    /// An empty batch.
-    pub fn new() -> Self {
-        Self::default()
+    /// An empty batch of features `set` (the classifier's: [`GnnConfig::feature_set`](crate::GnnConfig)).
+    pub fn new(set: FeatureSet) -> Self {
+        GraphBatch {
+            set,
+            features: Vec::new(),
+            src: Vec::new(),
+            dst: Vec::new(),
+            weights: None,
+            graph_of: Vec::new(),
+            graphs: 0,
+        }
     }
 
     /// Adds one group at buffer size `beta_bytes`, with one weight per edge of
@@ -283,7 +379,7 @@ impl GraphBatch {
         }
         let base = self.nodes() as i64;
         let gi = self.graphs as i64;
-        group.features_into(beta_bytes, &mut self.features);
+        group.features_into(self.set, beta_bytes, &mut self.features);
         self.graph_of.extend(std::iter::repeat_n(gi, group.len()));
         if edge_weights.is_some() && self.weights.is_none() {
             self.weights = Some(vec![1.0; self.src.len()]);
@@ -310,7 +406,7 @@ impl GraphBatch {
     pub fn to_device(&self, device: &Device) -> DeviceBatch {
         let n = self.nodes();
         let x = Tensor::<2>::from_data(
-            TensorData::new(self.features.clone(), [n, FEATURE_DIM]),
+            TensorData::new(self.features.clone(), [n, self.set.dim()]),
             device,
         );
         let edges = if self.src.is_empty() {
@@ -355,7 +451,7 @@ pub struct DeviceEdges {
 /// A [`GraphBatch`] on a device.
 #[derive(Clone, Debug)]
 pub struct DeviceBatch {
-    /// Node features `[nodes, FEATURE_DIM]`.
+    /// Node features `[nodes, features]`.
     pub x: Tensor<2>,
     /// Edges, `None` when no group has an edge.
     pub edges: Option<DeviceEdges>,
@@ -394,10 +490,22 @@ mod tests {
         let group = NodeSet::from_ids(g.len(), g.node_ids().take(12));
         let gg = GroupGraph::new(&g, &group).unwrap();
         let mut f = Vec::new();
-        gg.features_into(131072.0, &mut f);
+        gg.features_into(FeatureSet::Paper, 131072.0, &mut f);
         assert_eq!(f.len(), gg.len() * FEATURE_DIM);
         assert!(f.iter().all(|x| x.is_finite()));
-        let mut b = GraphBatch::new();
+        // The broad layout is the paper's, then the extras.
+        let mut broad = Vec::new();
+        gg.features_into(FeatureSet::Broad, 131072.0, &mut broad);
+        let d = FeatureSet::Broad.dim();
+        assert_eq!(broad.len(), gg.len() * d);
+        for (i, row) in broad.chunks(d).enumerate() {
+            assert_eq!(row[..FEATURE_DIM], f[i * FEATURE_DIM..][..FEATURE_DIM]);
+            assert_eq!(
+                row[FEATURE_DIM..][..OpClass::ALL.len()].iter().sum::<f32>(),
+                1.0
+            );
+        }
+        let mut b = GraphBatch::new(FeatureSet::Paper);
         b.push(&gg, 131072.0, None).unwrap();
         b.push(&gg, 262144.0, Some(&vec![0.5; gg.edges.len()]))
             .unwrap();
@@ -406,5 +514,31 @@ mod tests {
         assert_eq!(b.weights.as_ref().unwrap().len(), b.src.len());
         assert!(b.push(&gg, 1.0, Some(&[1.0])).is_err() || gg.edges.len() == 1);
         assert!(GroupGraph::new(&g, &NodeSet::new(g.len())).is_err());
+    }
+
+    #[test]
+    fn broad_rows_follow_the_row_axis() {
+        // BERT at 4 layers, hidden 256, 128 tokens: a LayerNorm's rows are its 128 tokens of
+        // 256 bytes, where the paper's C·W reading of `[1, 128, 256]` sees something else.
+        let g = fuselage_zoo::build("bert_l4_h256").unwrap();
+        let ln = g
+            .node_ids()
+            .find(|&v| g.node(v).op.kind() == OpKind::LayerNormalization)
+            .unwrap();
+        let gg = GroupGraph::new(&g, &NodeSet::from_ids(g.len(), [ln])).unwrap();
+        let r = &gg.raw[0];
+        assert_eq!(g.node(ln).shape.elements(), 128 * 256);
+        assert!(r.has_row_axis);
+        assert_eq!((r.output_rows, r.output_axis_row_bytes), (128.0, 256.0));
+        assert_eq!(r.class, OpClass::Normalize.index());
+        assert_eq!(OpClass::ALL[r.class], OpClass::Normalize);
+        let mut f = Vec::new();
+        gg.features_into(FeatureSet::Broad, 2048.0 * 1024.0, &mut f);
+        let extra = &f[FEATURE_DIM..];
+        assert_eq!(extra[OpClass::Normalize.index()], 1.0);
+        let rows = &extra[OpClass::ALL.len()..];
+        assert_eq!(rows[0], 1.0);
+        assert!((rows[1] - (129.0f32).ln() / 8.0).abs() < 1e-6);
+        assert!((rows[3] - (1.0 + 256.0f32 / 2097152.0).ln()).abs() < 1e-9);
     }
 }

@@ -58,16 +58,17 @@ pub mod train;
 
 pub use checkpoint::{
     Checkpoint, CheckpointMeta, PROBE_BETA, classifier_from_bytes, load_checkpoint, probe,
-    probe_groups, save_checkpoint, shipped, shipped_meta, weights_to_bytes,
+    probe_groups, save_checkpoint, shipped, shipped_from, shipped_meta, shipped_stem,
+    weights_to_bytes,
 };
 pub use compress::CompressedBatch;
 pub use dataset::{
-    BETAS_KIB, Dataset, DatasetConfig, EncodedDataset, GroupRecord, HELD_OUT_NETWORKS,
-    PAPER_NETWORKS, Sample, generate_dataset,
+    BETAS_KIB, Dataset, DatasetConfig, EncodedDataset, FAMILIES, GroupRecord, HELD_OUT_NETWORKS,
+    KEPT_OUT, MODERN_NETWORKS, PAPER_NETWORKS, Sample, family_networks, generate_dataset,
 };
 pub use error::{GnnError, Result};
 pub use explainable::ExplainableModel;
-pub use features::{FEATURE_DIM, GraphBatch, GroupGraph};
+pub use features::{BROAD_EXTRA, FEATURE_DIM, FeatureSet, GraphBatch, GroupGraph};
 /// The built-in cost models, which label the data set (defined in `fuselage-cost`).
 pub use fuselage_cost::CostKind;
 pub use grad::Trace;

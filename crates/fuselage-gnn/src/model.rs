@@ -22,7 +22,7 @@
 
 use crate::compress::CompressedBatch;
 use crate::error::{GnnError, Result};
-use crate::features::{DeviceBatch, DeviceEdges, FEATURE_DIM, GraphBatch, GroupGraph};
+use crate::features::{DeviceBatch, DeviceEdges, FeatureSet, GraphBatch, GroupGraph};
 use burn::nn::{Linear, LinearConfig};
 use burn::prelude::*;
 use burn::tensor::IndexingUpdateOp;
@@ -34,8 +34,15 @@ use serde::{Deserialize, Serialize};
 /// The shape of a [`Gnn`].
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct GnnConfig {
-    /// Features per node (input width), [`FEATURE_DIM`].
+    /// Features per node (input width): `feature_set.dim()`.
     pub features: usize,
+    /// Which features the network reads. Written only when broad, so that a paper checkpoint
+    /// reads and writes the file it always had; without the field, a paper one.
+    #[serde(
+        default = "FeatureSet::paper",
+        skip_serializing_if = "FeatureSet::is_paper"
+    )]
+    pub feature_set: FeatureSet,
     /// Hidden width of every layer.
     pub hidden: usize,
     /// Number of GraphConv layers.
@@ -43,17 +50,23 @@ pub struct GnnConfig {
 }
 
 impl Default for GnnConfig {
-    /// The paper's classifier: four layers of 128.
+    /// The paper's classifier shape, four layers of 128, over the broad features.
     fn default() -> Self {
-        GnnConfig {
-            features: FEATURE_DIM,
-            hidden: 128,
-            layers: 4,
-        }
+        GnnConfig::over(FeatureSet::Broad)
     }
 }
 
 impl GnnConfig {
+    /// Four layers of 128 over the features of `set`.
+    pub fn over(set: FeatureSet) -> Self {
+        GnnConfig {
+            features: set.dim(),
+            feature_set: set,
+            hidden: 128,
+            layers: 4,
+        }
+    }
+
     /// A fresh, randomly initialised network on `device` (burn's default Kaiming-uniform
     /// initialisation, drawn from burn's seeded generator: call
     /// [`burn::tensor::Device::seed`] first for a reproducible start).
@@ -344,7 +357,7 @@ impl GnnClassifier {
         let parts = chunks
             .into_par_iter()
             .map(|part| {
-                let mut batch = GraphBatch::new();
+                let mut batch = GraphBatch::new(self.config.feature_set);
                 for (gg, beta, w) in part {
                     batch.push(gg, *beta as f64, *w)?;
                 }

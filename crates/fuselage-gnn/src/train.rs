@@ -12,7 +12,7 @@
 
 use crate::dataset::{Dataset, EncodedDataset, Sample};
 use crate::error::{GnnError, Result};
-use crate::features::GraphBatch;
+use crate::features::{FeatureSet, GraphBatch};
 use crate::model::{Gnn, GnnClassifier, GnnConfig, to_vec};
 use burn::optim::{AdamConfig, GradientsParams};
 use burn::prelude::*;
@@ -45,17 +45,25 @@ pub struct TrainConfig {
 }
 
 impl TrainConfig {
-    /// The recipe of the shipped checkpoints for `cost`: 50 epochs, batches of 256, Adam at
-    /// 2·10⁻³, split 80/10/10, seed 0.
+    /// The recipe of the paper checkpoints for `cost`: [`FeatureSet::Paper`], 50 epochs,
+    /// batches of 256, Adam at 2·10⁻³, split 80/10/10, seed 0.
     pub fn paper(cost: CostKind) -> Self {
         TrainConfig {
             cost,
-            model: GnnConfig::default(),
+            model: GnnConfig::over(FeatureSet::Paper),
             epochs: 50,
             batch_size: 256,
             learning_rate: 2e-3,
             seed: 0,
             split: (0.8, 0.1),
+        }
+    }
+
+    /// The same recipe over the [`FeatureSet::Broad`] features: the broad checkpoints'.
+    pub fn broad(cost: CostKind) -> Self {
+        TrainConfig {
+            model: GnnConfig::over(FeatureSet::Broad),
+            ..TrainConfig::paper(cost)
         }
     }
 }
@@ -205,8 +213,8 @@ pub fn split_samples(data: &EncodedDataset, shares: (f64, f64), seed: u64) -> Sp
     s
 }
 
-fn batch_of(data: &EncodedDataset, samples: &[Sample]) -> GraphBatch {
-    let mut b = GraphBatch::new();
+fn batch_of(set: FeatureSet, data: &EncodedDataset, samples: &[Sample]) -> GraphBatch {
+    let mut b = GraphBatch::new(set);
     for s in samples {
         #[allow(clippy::expect_used, reason = "without edge weights push cannot fail")]
         b.push(&data.graphs[s.group], s.beta_bytes as f64, None)
@@ -227,6 +235,7 @@ pub fn bce_with_logits(z: Tensor<1>, y: Tensor<1>) -> Tensor<1> {
 /// [`GnnError::Checkpoint`] if a tensor cannot be read back.
 pub fn evaluate_samples(
     model: &Gnn,
+    set: FeatureSet,
     device: &Device,
     data: &EncodedDataset,
     samples: &[Sample],
@@ -235,7 +244,7 @@ pub fn evaluate_samples(
     let mut pairs = Vec::with_capacity(samples.len());
     let mut loss = 0.0;
     for chunk in samples.chunks(batch_size.max(1)) {
-        let b = batch_of(data, chunk).to_device(device);
+        let b = batch_of(set, data, chunk).to_device(device);
         let z = model.forward(&b);
         let y: Vec<f32> = chunk
             .iter()
@@ -320,7 +329,7 @@ pub fn train_encoded(
         let mut loss_sum = 0.0;
         let mut pairs = Vec::with_capacity(train_samples.len());
         for chunk in train_samples.chunks(cfg.batch_size) {
-            let b = batch_of(data, chunk).to_device(&ad);
+            let b = batch_of(cfg.model.feature_set, data, chunk).to_device(&ad);
             let y: Vec<f32> = chunk
                 .iter()
                 .map(|s| f32::from(u8::from(s.invalid)))
@@ -335,8 +344,14 @@ pub fn train_encoded(
             pairs.extend(p.iter().zip(chunk).map(|(&z, s)| (z > 0.0, s.invalid)));
         }
         let eval = model.valid();
-        let (val, val_loss) =
-            evaluate_samples(&eval, &base, data, &split.val, cfg.batch_size.max(512))?;
+        let (val, val_loss) = evaluate_samples(
+            &eval,
+            cfg.model.feature_set,
+            &base,
+            data,
+            &split.val,
+            cfg.batch_size.max(512),
+        )?;
         let stats = EpochStats {
             epoch,
             train_loss: loss_sum / train_samples.len() as f64,
@@ -358,8 +373,9 @@ pub fn train_encoded(
         None => (0.0, 0, model.valid()),
     };
     let bs = cfg.batch_size.max(512);
-    let (val, _) = evaluate_samples(&kept, &base, data, &split.val, bs)?;
-    let (test, _) = evaluate_samples(&kept, &base, data, &split.test, bs)?;
+    let set = cfg.model.feature_set;
+    let (val, _) = evaluate_samples(&kept, set, &base, data, &split.val, bs)?;
+    let (test, _) = evaluate_samples(&kept, set, &base, data, &split.test, bs)?;
     let report = TrainReport {
         config: cfg.clone(),
         sizes: (split.train.len(), split.val.len(), split.test.len()),
@@ -377,7 +393,15 @@ pub fn train_encoded(
 /// # Errors
 /// [`GnnError::Checkpoint`] if a tensor cannot be read back.
 pub fn evaluate(clf: &GnnClassifier, data: &EncodedDataset) -> Result<Confusion> {
-    Ok(evaluate_samples(&clf.model, &clf.device, data, &data.samples, 1024)?.0)
+    Ok(evaluate_samples(
+        &clf.model,
+        clf.config.feature_set,
+        &clf.device,
+        data,
+        &data.samples,
+        1024,
+    )?
+    .0)
 }
 
 /// The learning curve as CSV (`epoch,train_loss,train_accuracy,val_loss,val_accuracy,val_f1,learning_rate,seconds`).

@@ -111,16 +111,28 @@ fn a_small_model_trains_quickly_and_round_trips_through_a_checkpoint() {
 fn shipped_checkpoints_reproduce_their_recorded_probabilities() {
     let device = default_device();
     for kind in CostKind::ALL {
-        let meta = shipped_meta(kind).unwrap();
-        assert_eq!(meta.cost_model, kind);
-        let recorded: Vec<f32> = serde_json::from_value(meta.metrics["probe"].clone()).unwrap();
-        let clf = shipped(kind, &device).unwrap();
-        let now = probe(&clf).unwrap();
-        assert_eq!(now.len(), recorded.len());
-        for (a, b) in now.iter().zip(&recorded) {
-            assert!((a - b).abs() < 1e-5, "{kind:?}: {now:?} vs {recorded:?}");
+        for set in FeatureSet::ALL {
+            let meta = shipped_meta(kind, set).unwrap();
+            assert_eq!(meta.cost_model, kind);
+            assert_eq!(meta.config.feature_set, set);
+            assert_eq!(meta.config.features, set.dim());
+            let recorded: Vec<f32> = serde_json::from_value(meta.metrics["probe"].clone()).unwrap();
+            let clf = shipped_from(kind, set, &device).unwrap();
+            let now = probe(&clf).unwrap();
+            assert_eq!(now.len(), recorded.len());
+            for (a, b) in now.iter().zip(&recorded) {
+                assert!(
+                    (a - b).abs() < 1e-5,
+                    "{kind} {set}: {now:?} vs {recorded:?}"
+                );
+            }
         }
     }
+    // The default is the broad classifier.
+    assert_eq!(
+        shipped(CostKind::Brr, &device).unwrap().config.feature_set,
+        FeatureSet::Broad
+    );
 }
 
 #[test]
@@ -128,10 +140,13 @@ fn a_shipped_checkpoint_loaded_and_saved_again_is_the_same_bytes() {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("checkpoints");
     let tmp = std::env::temp_dir().join(format!("fuselage-gnn-bytes-{}", std::process::id()));
     std::fs::create_dir_all(&tmp).unwrap();
-    for kind in CostKind::ALL {
-        let stem = dir.join(kind.name());
+    for (kind, set) in CostKind::ALL
+        .into_iter()
+        .flat_map(|k| FeatureSet::ALL.map(|s| (k, s)))
+    {
+        let stem = dir.join(shipped_stem(kind, set));
         let ck = Checkpoint::<CheckpointMeta>::load(&stem).unwrap();
-        assert_eq!(ck.meta, shipped_meta(kind).unwrap());
+        assert_eq!(ck.meta, shipped_meta(kind, set).unwrap());
         // The weights of the loaded classifier serialise to the file's bytes.
         let clf = load_checkpoint(&stem, &default_device()).unwrap();
         assert_eq!(weights_to_bytes(&clf).unwrap(), ck.weights);
@@ -216,4 +231,50 @@ fn a_batch_cut_into_parallel_chunks_answers_each_group_as_alone() {
         all.iter().any(|&p| p > 0.5) && all.iter().any(|&p| p < 0.5),
         "{all:?}"
     );
+}
+
+#[test]
+fn the_broad_data_set_keeps_families_apart() {
+    // Every family's networks are in the broad data set, and each network in one family.
+    let modern: Vec<&str> = MODERN_NETWORKS.iter().map(|(n, _)| *n).collect();
+    for (_, nets) in FAMILIES {
+        assert!(nets.iter().all(|n| modern.contains(n)));
+    }
+    for kept in KEPT_OUT {
+        assert_eq!(family_networks(&kept).len(), 4);
+    }
+    let mut cfg = DatasetConfig::broad(5);
+    for (_, n) in &mut cfg.networks {
+        *n = (*n / 100).max(1);
+    }
+    let ds = generate_dataset(&cfg).unwrap();
+    let kept = family_networks(&["GPT-2", "ConvNeXt"]);
+    let (inside, outside) = ds.partition(&kept);
+    assert_eq!(inside.groups.len() + outside.groups.len(), ds.groups.len());
+    assert!(!inside.groups.is_empty());
+    assert!(
+        inside
+            .groups
+            .iter()
+            .all(|g| kept.contains(&g.network.as_str()))
+    );
+    assert!(
+        outside
+            .groups
+            .iter()
+            .all(|g| !kept.contains(&g.network.as_str()))
+    );
+    // Transformer groups encode in the broad layout, row axis and all.
+    let enc = inside.encode(CostKind::Brr).unwrap();
+    let mut batch = GraphBatch::new(FeatureSet::Broad);
+    for s in enc.samples.iter().take(20) {
+        batch
+            .push(&enc.graphs[s.group], s.beta_bytes as f64, None)
+            .unwrap();
+    }
+    assert_eq!(
+        batch.features.len(),
+        batch.nodes() * FeatureSet::Broad.dim()
+    );
+    assert!(batch.features.iter().all(|x| x.is_finite()));
 }

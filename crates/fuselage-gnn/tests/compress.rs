@@ -60,7 +60,7 @@ fn compressed_logits_match_the_plain_forward_on_zoo_groups() {
             "mobilenet_v3_small",
         ] {
             let (gs, betas) = groups(net, 64, 40, 3);
-            let mut batch = GraphBatch::new();
+            let mut batch = GraphBatch::new(clf.config.feature_set);
             for (gg, &b) in gs.iter().zip(&betas) {
                 batch.push(gg, b as f64, None).unwrap();
             }
@@ -79,7 +79,10 @@ fn a_repeated_group_costs_the_rows_of_one() {
     let device = default_device();
     let clf = shipped(CostKind::Lbdf, &device).unwrap();
     let (gs, _) = groups("resnet50", 1, 30, 9);
-    let (mut one, mut many) = (GraphBatch::new(), GraphBatch::new());
+    let (mut one, mut many) = (
+        GraphBatch::new(clf.config.feature_set),
+        GraphBatch::new(clf.config.feature_set),
+    );
     one.push(&gs[0], 262144.0, None).unwrap();
     for _ in 0..10 {
         many.push(&gs[0], 262144.0, None).unwrap();
@@ -103,7 +106,7 @@ fn a_batch_of_singletons_has_no_messages() {
     let device = default_device();
     let clf = shipped(CostKind::Lbdf, &device).unwrap();
     let g = fuselage_zoo::build("resnet18").unwrap();
-    let mut batch = GraphBatch::new();
+    let mut batch = GraphBatch::new(clf.config.feature_set);
     for v in g.node_ids().take(20) {
         let gg = GroupGraph::new(&g, &NodeSet::from_ids(g.len(), [v])).unwrap();
         batch.push(&gg, 131072.0, None).unwrap();
@@ -122,7 +125,7 @@ fn a_batch_compressed_for_another_depth_is_refused() {
     let device = default_device();
     let clf = shipped(CostKind::Lbdf, &device).unwrap();
     let (gs, _) = groups("resnet18", 2, 10, 1);
-    let mut batch = GraphBatch::new();
+    let mut batch = GraphBatch::new(clf.config.feature_set);
     batch.push(&gs[0], 131072.0, None).unwrap();
     let c = CompressedBatch::new(&batch, 3);
     let err = clf
@@ -143,7 +146,7 @@ proptest! {
         let clf = shipped(CostKind::Lbdf, &device).unwrap();
         let (gs, betas) = groups("mobilenet_v2", 12, 25, seed);
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
-        let mut batch = GraphBatch::new();
+        let mut batch = GraphBatch::new(clf.config.feature_set);
         for (gg, &b) in gs.iter().zip(&betas) {
             let w: Vec<f32> = (0..gg.edges.len())
                 .map(|_| rng.random_range(0..levels) as f32 / levels as f32 + 0.25)

@@ -2,13 +2,13 @@
 //! answer `P(invalid) = NaN -> valid`.
 
 use fuselage_gnn::checkpoint::{classifier_from_bytes, shipped_meta};
-use fuselage_gnn::{CostKind, GnnError, default_device};
+use fuselage_gnn::{CostKind, FeatureSet, GnnError, default_device};
 
 #[test]
 fn non_finite_weights_are_an_error() {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/checkpoints/lbdf.bpk");
     let bytes = std::fs::read(path).unwrap();
-    let meta = shipped_meta(CostKind::Lbdf).unwrap();
+    let meta = shipped_meta(CostKind::Lbdf, FeatureSet::Paper).unwrap();
     let device = default_device();
     assert!(classifier_from_bytes(&bytes, &meta, &device).is_ok());
     // Overwrite aligned 4-byte words from the end (where the tensors' data lies) with NaN

@@ -82,7 +82,7 @@ proptest! {
         let clf = shipped(kind, &device).unwrap();
         let g = fuselage_zoo::build("resnet50").unwrap();
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
-        let mut batch = GraphBatch::new();
+        let mut batch = GraphBatch::new(clf.config.feature_set);
         for _ in 0..groups {
             let s = fuselage_ir::sample::random_group(&g, len, &mut rng);
             let beta = [128.0, 256.0, 1024.0][rng.random_range(0..3)] * 1024.0;
@@ -106,7 +106,7 @@ fn a_batch_without_edges_has_no_gradient() {
     let clf = shipped(CostKind::Lbdf, &device).unwrap();
     let g = fuselage_zoo::build("resnet50").unwrap();
     let one = fuselage_ir::NodeSet::from_ids(g.len(), g.node_ids().take(1));
-    let mut batch = GraphBatch::new();
+    let mut batch = GraphBatch::new(clf.config.feature_set);
     batch
         .push(&GroupGraph::new(&g, &one).unwrap(), 262144.0, None)
         .unwrap();
@@ -152,7 +152,7 @@ fn the_provided_answers_match_the_classifiers_own() {
         "logits",
     );
     // The gradient: the closed form against autodiff, with a loss that reads the logits.
-    let mut batch = GraphBatch::new();
+    let mut batch = GraphBatch::new(clf.config.feature_set);
     for (gg, beta, w) in &items {
         batch.push(gg, *beta as f64, *w).unwrap();
     }

@@ -302,6 +302,26 @@ pub enum OpClass {
     Resample,
 }
 
+impl OpClass {
+    /// Every class, in declaration order (the order of the classifier's class one-hot).
+    pub const ALL: [OpClass; 9] = [
+        OpClass::Window,
+        OpClass::GlobalPool,
+        OpClass::Unary,
+        OpClass::Elementwise,
+        OpClass::Normalize,
+        OpClass::Reduce,
+        OpClass::Layout,
+        OpClass::Linear,
+        OpClass::Resample,
+    ];
+
+    /// Position in [`OpClass::ALL`].
+    pub fn index(self) -> usize {
+        self as usize
+    }
+}
+
 /// Declares [`OpKind`] from one table of `(variant, class)`: the ONNX `op_type` is the
 /// variant's name, and the order is the order of [`OpKind::ALL`].
 macro_rules! op_kinds {

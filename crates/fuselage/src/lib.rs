@@ -54,7 +54,7 @@ pub use fuselage_pipeline::{Outcome, Planner, Reference};
 
 use fuselage_explain::learned::{GnnExplainer, GnnExplainerConfig, shipped_pg, shipped_rg};
 use fuselage_explain::{ExplainError, Explainer, ExplainerKind};
-use fuselage_gnn::{default_device, shipped};
+use fuselage_gnn::{FeatureSet, default_device, shipped_from};
 use fuselage_ir::Graph;
 use fuselage_pipeline::{Baselines, ExplainerFactory, ExplainerRequest, PipelineError};
 use std::path::Path;
@@ -197,7 +197,8 @@ pub fn parse_size(text: &str) -> Result<u64, Error> {
 
 /// The explainer factory of the whole workspace: every [`ExplainerKind`], the learned ones
 /// over the shipped classifier of the pipeline's built-in cost model (and, for PG and RG,
-/// their shipped checkpoints). Give it to a [`Planner`] with
+/// their shipped checkpoints): the broad classifier by default, the paper's with
+/// `features: FeatureSet::Paper` (the reproduction of the paper's tables). Give it to a [`Planner`] with
 /// [`Planner::explainers`](fuselage_pipeline::Planner::explainers).
 ///
 /// ```
@@ -216,10 +217,22 @@ pub fn parse_size(text: &str) -> Result<u64, Error> {
 /// assert!(out.report.is_valid());
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
-#[derive(Copy, Clone, Debug, Default)]
+#[derive(Copy, Clone, Debug)]
 pub struct Explainers {
     /// GNNExplainer's settings (the reproduction runs fewer steps than the default).
     pub gnne: GnnExplainerConfig,
+    /// Which shipped classifiers (and explainer checkpoints) the learned explainers use.
+    pub features: FeatureSet,
+}
+
+impl Default for Explainers {
+    /// GNNExplainer's defaults over the broad classifiers.
+    fn default() -> Self {
+        Explainers {
+            gnne: GnnExplainerConfig::default(),
+            features: FeatureSet::Broad,
+        }
+    }
 }
 
 impl ExplainerFactory for Explainers {
@@ -243,7 +256,8 @@ impl ExplainerFactory for Explainers {
                 why: "the shipped classifiers were trained on one unified buffer; with split buffers use the cost or random explainer".into(),
             });
         }
-        let clf = shipped(cost, &default_device()).map_err(ExplainError::from)?;
+        let clf =
+            shipped_from(cost, self.features, &default_device()).map_err(ExplainError::from)?;
         Ok(match kind {
             ExplainerKind::Pg => Box::new(shipped_pg(clf)?),
             ExplainerKind::Rg => Box::new(shipped_rg(clf)?),

@@ -10,16 +10,18 @@
 //! writer.
 //!
 //! PG and RG differ only in their network and settings. Each says what it is through
-//! [`Trained`]; [`save`], [`load`] and [`shipped`] are written once over it. The shipped LBDF
-//! and BRR checkpoints under `crates/fuselage-explain/checkpoints/` are compiled into the
-//! crate.
+//! [`Trained`]; [`save`], [`load`] and [`shipped`] are written once over it. The shipped
+//! checkpoints under `crates/fuselage-explain/checkpoints/` are compiled into the crate: one
+//! per explainer, cost model and classifier feature set (`pg_lbdf` explains the paper's LBDF
+//! classifier, `pg_lbdf_broad` the broad one). An explainer reads its classifier's node
+//! embeddings, so [`shipped`] picks the one trained over the classifier it is given.
 
 use super::probe_scores;
 use crate::ExplainerKind;
 use crate::error::{ExplainError, Result};
 use burn::module::Module;
 use burn::prelude::Device;
-use fuselage_gnn::{Checkpoint, CostKind, ExplainableModel, GnnError, GroupGraph};
+use fuselage_gnn::{Checkpoint, CostKind, ExplainableModel, FeatureSet, GnnError, GroupGraph};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -31,6 +33,13 @@ pub struct ExplainerMeta {
     pub explainer: ExplainerKind,
     /// The cost model of the classifier it explains.
     pub cost_model: CostKind,
+    /// The feature set of the classifier it explains. Written only when broad; a checkpoint
+    /// without it explains a paper classifier.
+    #[serde(
+        default = "FeatureSet::paper",
+        skip_serializing_if = "FeatureSet::is_paper"
+    )]
+    pub feature_set: FeatureSet,
     /// The explainer's settings, as JSON.
     pub config: serde_json::Value,
     /// The training report, as JSON.
@@ -76,6 +85,7 @@ pub(crate) fn save<M: ExplainableModel, T: Trained<M>>(
     let meta = ExplainerMeta {
         explainer: T::KIND,
         cost_model: clf.cost_kind(),
+        feature_set: clf.feature_set(),
         config: serde_json::to_value(config).expect("config serialises"),
         report: serde_json::to_value(report).expect("report serialises"),
         probe: probe_scores(|gg, beta| x.edge_scores(gg, beta))?,
@@ -91,14 +101,18 @@ pub(crate) fn load<M: ExplainableModel, T: Trained<M>>(stem: &Path, clf: M) -> R
     from_checkpoint(clf, ck)
 }
 
-/// The explainer of type `T` shipped for `clf`'s cost model.
+/// The explainer of type `T` shipped for `clf`'s cost model and feature set.
 pub(crate) fn shipped<M: ExplainableModel, T: Trained<M>>(clf: M) -> Result<T> {
-    let (which, kind) = (T::KIND, clf.cost_kind());
-    let (w, m) = match (which, kind) {
-        (ExplainerKind::Pg, CostKind::Lbdf) => PG_LBDF,
-        (ExplainerKind::Pg, CostKind::Brr) => PG_BRR,
-        (ExplainerKind::Rg, CostKind::Lbdf) => RG_LBDF,
-        (ExplainerKind::Rg, CostKind::Brr) => RG_BRR,
+    let (which, kind, set) = (T::KIND, clf.cost_kind(), clf.feature_set());
+    let (w, m) = match (which, kind, set) {
+        (ExplainerKind::Pg, CostKind::Lbdf, FeatureSet::Paper) => PG_LBDF,
+        (ExplainerKind::Pg, CostKind::Brr, FeatureSet::Paper) => PG_BRR,
+        (ExplainerKind::Rg, CostKind::Lbdf, FeatureSet::Paper) => RG_LBDF,
+        (ExplainerKind::Rg, CostKind::Brr, FeatureSet::Paper) => RG_BRR,
+        (ExplainerKind::Pg, CostKind::Lbdf, FeatureSet::Broad) => PG_LBDF_BROAD,
+        (ExplainerKind::Pg, CostKind::Brr, FeatureSet::Broad) => PG_BRR_BROAD,
+        (ExplainerKind::Rg, CostKind::Lbdf, FeatureSet::Broad) => RG_LBDF_BROAD,
+        (ExplainerKind::Rg, CostKind::Brr, FeatureSet::Broad) => RG_BRR_BROAD,
         _ => {
             return Err(ExplainError::Checkpoint(format!(
                 "no shipped explainer {which}"
@@ -111,7 +125,10 @@ pub(crate) fn shipped<M: ExplainableModel, T: Trained<M>>(clf: M) -> Result<T> {
             kind.name()
         )));
     }
-    let path = format!("checkpoints/{which}_{}.json", kind.name());
+    let path = format!(
+        "checkpoints/{which}_{}.json",
+        fuselage_gnn::shipped_stem(kind, set)
+    );
     let ck = Checkpoint::from_parts(w, m, &path).map_err(|e| checkpoint_error("reading", e))?;
     from_checkpoint(clf, ck)
 }
@@ -123,11 +140,16 @@ fn from_checkpoint<M: ExplainableModel, T: Trained<M>>(
 ) -> Result<T> {
     let meta = &ck.meta;
     let which = T::KIND;
-    if meta.explainer != which || meta.cost_model != clf.cost_kind() {
+    if meta.explainer != which
+        || meta.cost_model != clf.cost_kind()
+        || meta.feature_set != clf.feature_set()
+    {
         return Err(ExplainError::Checkpoint(format!(
-            "a {} checkpoint for {} cannot explain the {} classifier as {which}",
+            "a {} checkpoint for the {} {} classifier cannot explain the {} {} classifier as {which}",
             meta.explainer,
+            meta.feature_set,
             meta.cost_model,
+            clf.feature_set(),
             clf.cost_kind()
         )));
     }
@@ -165,4 +187,20 @@ const RG_LBDF: (&[u8], &str) = (
 const RG_BRR: (&[u8], &str) = (
     include_bytes!("../../checkpoints/rg_brr.bpk"),
     include_str!("../../checkpoints/rg_brr.json"),
+);
+const PG_LBDF_BROAD: (&[u8], &str) = (
+    include_bytes!("../../checkpoints/pg_lbdf_broad.bpk"),
+    include_str!("../../checkpoints/pg_lbdf_broad.json"),
+);
+const PG_BRR_BROAD: (&[u8], &str) = (
+    include_bytes!("../../checkpoints/pg_brr_broad.bpk"),
+    include_str!("../../checkpoints/pg_brr_broad.json"),
+);
+const RG_LBDF_BROAD: (&[u8], &str) = (
+    include_bytes!("../../checkpoints/rg_lbdf_broad.bpk"),
+    include_str!("../../checkpoints/rg_lbdf_broad.json"),
+);
+const RG_BRR_BROAD: (&[u8], &str) = (
+    include_bytes!("../../checkpoints/rg_brr_broad.bpk"),
+    include_str!("../../checkpoints/rg_brr_broad.json"),
 );

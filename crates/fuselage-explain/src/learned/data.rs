@@ -2,7 +2,9 @@
 
 use crate::error::{ExplainError, Result};
 use fuselage_cost::CostConfig;
-use fuselage_gnn::{BETAS_KIB, ExplainableModel, GroupGraph, HELD_OUT_NETWORKS, PAPER_NETWORKS};
+use fuselage_gnn::{
+    BETAS_KIB, ExplainableModel, FeatureSet, GroupGraph, HELD_OUT_NETWORKS, PAPER_NETWORKS,
+};
 use fuselage_ir::{Graph, NodeSet, sample};
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -35,6 +37,38 @@ impl ExplainSetConfig {
             max_nodes: 64,
             betas_kib: BETAS_KIB.to_vec(),
             seed,
+        }
+    }
+
+    /// Groups of the training networks of the classifiers over features `set`: the paper's
+    /// nine CNNs, and for [`FeatureSet::Broad`] also the transformers and post-2020 CNNs of
+    /// [`MODERN_NETWORKS`](fuselage_gnn::MODERN_NETWORKS).
+    pub fn training_for(set: FeatureSet, seed: u64, per_network: usize) -> Self {
+        let mut c = Self::training(seed, per_network);
+        if set == FeatureSet::Broad {
+            c.networks.extend(
+                fuselage_gnn::MODERN_NETWORKS
+                    .iter()
+                    .map(|(n, _)| n.to_string()),
+            );
+        }
+        c
+    }
+
+    /// Transformer groups for `docs/explainers.md`: ViT-Base and TinyLlama, which neither the
+    /// classifiers nor the explainers saw, and BERT and GPT-2 at 4 layers, whose networks the
+    /// broad ones trained on (other groups of them, drawn with another seed).
+    pub fn transformers(seed: u64, per_network: usize) -> Self {
+        ExplainSetConfig {
+            networks: [
+                "vit_base_patch16_224",
+                "tinyllama_1_1b",
+                "bert_l4_h256",
+                "gpt2_l4_h256",
+            ]
+            .map(String::from)
+            .to_vec(),
+            ..Self::training(seed, per_network)
         }
     }
 

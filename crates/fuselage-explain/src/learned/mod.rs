@@ -108,7 +108,7 @@ pub(crate) fn device_batch<M: ExplainableModel + ?Sized>(
     clf: &M,
     groups: &[(&GroupGraph, u64)],
 ) -> Result<DeviceBatch> {
-    let mut b = GraphBatch::new();
+    let mut b = GraphBatch::new(clf.feature_set());
     for (gg, beta) in groups {
         b.push(gg, *beta as f64, None)?;
     }

@@ -5,6 +5,7 @@ use super::{EXPLAINERS, Reference, Repair, Reproduction, Row, Run, Scale, Timing
 use crate::{Error, Explainers};
 use fuselage_cost::{Cached, CostConfig, CostModel};
 use fuselage_explain::ExplainerKind;
+use fuselage_gnn::FeatureSet;
 use fuselage_ir::Graph;
 use fuselage_pipeline::{Outcome, Planner, Reference as Optimum};
 use fuselage_search::SearchKind;
@@ -73,7 +74,11 @@ pub fn run_rows(
     progress: &(dyn Fn(usize, usize) + Sync),
 ) -> Result<Reproduction, Error> {
     let start = Instant::now();
-    let explainers = Explainers { gnne: scale.gnne };
+    // The paper's tables run the paper's classifiers, trained on its nine CNNs as the paper's.
+    let explainers = Explainers {
+        gnne: scale.gnne,
+        features: FeatureSet::Paper,
+    };
     let ctxs: Vec<RowCtx> = rows.iter().map(RowCtx::new).collect::<Result<_, _>>()?;
     let mut jobs = Vec::new();
     for (ri, r) in rows.iter().enumerate() {
