@@ -2,7 +2,11 @@
 //!
 //! ```text
 //! cargo run --release -p fuselage --example reproduce -- [--quick] [OUT_DIR]
+//! cargo run --release -p fuselage --example reproduce -- [--quick] --screen
 //! ```
+//!
+//! `--screen` runs only the screen of the "where explanations should win" table and prints
+//! each setting's random-splitter medians against the optimum.
 
 use fuselage::reproduce::{self, Scale, Table};
 
@@ -14,6 +18,34 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .find(|a| !a.starts_with("--"))
         .map_or("docs", String::as_str);
     let scale = if quick { Scale::quick() } else { Scale::full() };
+    if args.iter().any(|a| a == "--screen") {
+        for s in reproduce::screen(&scale, &|done, total| eprint!("\r{done}/{total} runs"))? {
+            let r = &s.row;
+            let gaps: Vec<String> = r
+                .searches
+                .iter()
+                .zip(&s.random_bytes)
+                .map(|(search, &b)| {
+                    let gap = (b as f64 / s.optimal_bytes.max(1) as f64 - 1.0) * 100.0;
+                    format!(
+                        "{} {:.3} MB ({gap:+.1}%)",
+                        search.table_name(),
+                        b as f64 / 1e6
+                    )
+                })
+                .collect();
+            println!(
+                "{} {} {} KiB: {}; optimal {:.3} MB{}",
+                r.network,
+                r.fusion,
+                r.buffer_kib,
+                gaps.join(", "),
+                s.optimal_bytes as f64 / 1e6,
+                if s.selected() { "  <- selected" } else { "" }
+            );
+        }
+        return Ok(());
+    }
     let r = reproduce::run(&scale, &|done, total| eprint!("\r{done}/{total} runs"))?;
     eprintln!();
     r.write(std::path::Path::new(out))?;

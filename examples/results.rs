@@ -87,15 +87,6 @@ fn row(
 const CNN_KIB: [u64; 2] = [128, 256];
 const MODERN_KIB: [u64; 2] = [256, 2048];
 
-/// The zoo presets with the fingerprints of the shared modern exports.
-const MODERN: [&str; 5] = [
-    "vit_tiny_patch16_224",
-    "convnext_atto",
-    "ghostnet_100",
-    "bert_l4_h256",
-    "gpt2_l4_h256",
-];
-
 fn main() -> anyhow::Result<()> {
     let quick = std::env::args().any(|a| a == "--quick");
     let budget = if quick { 200 } else { 2000 };
@@ -103,8 +94,12 @@ fn main() -> anyhow::Result<()> {
         vec![("resnet18", CNN_KIB), ("mobilenet_v2", CNN_KIB)]
     } else {
         let cnns = fuselage_zoo::NAMES.iter().map(|&n| (n, CNN_KIB));
-        cnns.chain(MODERN.iter().map(|&n| (n, MODERN_KIB)))
-            .collect()
+        cnns.chain(
+            fuselage_zoo::EXPORT_PRESETS
+                .iter()
+                .map(|&n| (n, MODERN_KIB)),
+        )
+        .collect()
     };
     let mut jobs = Vec::new();
     for &(net, sizes) in &nets {

@@ -142,6 +142,17 @@ pub const MODERN_NAMES: [&str; 12] = [
     "ghostnet_100",
 ];
 
+/// The presets with the fingerprints of the five modern exports of `shared/models` (ViT-Tiny,
+/// ConvNeXt-Atto, GhostNet, BERT and GPT-2 at 4 layers, 128 tokens): the modern rows of
+/// `docs/searches.md` and of the reproduction's screen.
+pub const EXPORT_PRESETS: [&str; 5] = [
+    "vit_tiny_patch16_224",
+    "convnext_atto",
+    "ghostnet_100",
+    "bert_l4_h256",
+    "gpt2_l4_h256",
+];
+
 /// The shape of a text preset at its default sequence length (128, GPT-2's 124M model 1024).
 pub fn text_config(name: &str) -> Option<TextConfig> {
     let c = |layers, hidden, heads, vocab, seq| TextConfig {

@@ -1,7 +1,10 @@
 //! The jobs of a reproduction and their schedule: one [`Planner`] run per (row, search,
 //! splitter, seed), sharing each row's cached cost model and split memos.
 
-use super::{EXPLAINERS, Reference, Repair, Reproduction, Row, Run, Scale, Timing, repair_name};
+use super::{
+    EXPLAINERS, Reference, Repair, Reproduction, Row, Run, Scale, Screened, Table, Timing,
+    repair_name,
+};
 use crate::{Error, Explainers};
 use fuselage_cost::{Cached, CostConfig, CostModel};
 use fuselage_explain::ExplainerKind;
@@ -25,7 +28,7 @@ struct RowCtx {
 
 impl RowCtx {
     fn new(r: &Row) -> Result<Self, Error> {
-        let graph = fuselage_zoo::build_at(&r.network, r.resolution)?;
+        let graph = r.graph()?;
         let config = CostConfig::kib(r.buffer_kib)?;
         let model: Arc<dyn CostModel> = Arc::new(Cached::new(r.fusion.model(config)));
         let memos = EXPLAINERS
@@ -56,15 +59,57 @@ struct Job {
     seed: u64,
 }
 
-/// Runs a reproduction at `scale`, calling `progress(done, total)` after each job.
+/// Runs a reproduction at `scale`: the paper's rows, then the [`screen`], then the
+/// [`Table::Wins`](super::Table::Wins) rows it selects, calling `progress(done, total)` after
+/// each job of each phase.
 ///
 /// # Errors
 /// The first failure of a model, a search or a splitter, named by its row.
 pub fn run(scale: &Scale, progress: &(dyn Fn(usize, usize) + Sync)) -> Result<Reproduction, Error> {
-    run_rows(super::rows(scale), scale, progress)
+    let start = Instant::now();
+    let screened = screen(scale, progress)?;
+    let mut rows = super::rows(scale);
+    rows.extend(
+        screened
+            .iter()
+            .filter(|s| s.selected())
+            .map(|s| s.row.clone()),
+    );
+    let mut out = run_rows(rows, scale, progress)?;
+    out.screen = screened;
+    out.seconds = start.elapsed().as_secs_f64();
+    Ok(out)
 }
 
-/// [`run`] on chosen rows.
+/// The screen for the [`Table::Wins`](super::Table::Wins) rows: every setting of
+/// [`wins_candidates`](super::wins_candidates) with the random splitter alone (each search,
+/// each seed) and the optimum. [`Screened::selected`] says which become rows.
+///
+/// # Errors
+/// As [`run`].
+pub fn screen(
+    scale: &Scale,
+    progress: &(dyn Fn(usize, usize) + Sync),
+) -> Result<Vec<Screened>, Error> {
+    let candidates = super::wins_candidates(scale);
+    let r = run_jobs(candidates, scale, &[None], progress)?;
+    Ok(r.rows
+        .iter()
+        .enumerate()
+        .map(|(ri, row)| Screened {
+            row: row.clone(),
+            random_bytes: row
+                .searches
+                .iter()
+                .map(|&s| r.median_dram(ri, s, None))
+                .collect(),
+            optimal_bytes: r.references[ri].optimal_bytes,
+        })
+        .collect())
+}
+
+/// [`run`] on chosen rows, without a screen: each search with the random splitter and with
+/// every explainer of [`EXPLAINERS`].
 ///
 /// # Errors
 /// As [`run`].
@@ -73,17 +118,40 @@ pub fn run_rows(
     scale: &Scale,
     progress: &(dyn Fn(usize, usize) + Sync),
 ) -> Result<Reproduction, Error> {
+    let splitters: Vec<Repair> = std::iter::once(None).chain(EXPLAINERS.map(Some)).collect();
+    run_jobs(rows, scale, &splitters, progress)
+}
+
+/// Every (row, search, splitter of `splitters`, seed) job, and each row's optimum.
+fn run_jobs(
+    rows: Vec<Row>,
+    scale: &Scale,
+    splitters: &[Repair],
+    progress: &(dyn Fn(usize, usize) + Sync),
+) -> Result<Reproduction, Error> {
     let start = Instant::now();
-    // The paper's tables run the paper's classifiers, trained on its nine CNNs as the paper's.
-    let explainers = Explainers {
+    // The paper's tables run the paper's classifiers (trained on its nine CNNs, as the
+    // paper's); the rows beyond the paper run the broad ones, trained on every family.
+    let paper = Explainers {
         gnne: scale.gnne,
         features: FeatureSet::Paper,
+    };
+    let broad = Explainers {
+        gnne: scale.gnne,
+        features: FeatureSet::Broad,
+    };
+    let explainers_of = |r: &Row| {
+        if r.table == Table::Wins {
+            &broad
+        } else {
+            &paper
+        }
     };
     let ctxs: Vec<RowCtx> = rows.iter().map(RowCtx::new).collect::<Result<_, _>>()?;
     let mut jobs = Vec::new();
     for (ri, r) in rows.iter().enumerate() {
         for &search in &r.searches {
-            for explainer in std::iter::once(None).chain(EXPLAINERS.map(Some)) {
+            for &explainer in splitters {
                 for &seed in &scale.seeds {
                     jobs.push(Job {
                         row: ri,
@@ -115,7 +183,7 @@ pub fn run_rows(
         .zip(&rows)
         .map(|(c, r)| {
             let opt = c
-                .planner(r, &explainers)
+                .planner(r, explainers_of(r))
                 .search(SearchKind::Optimal)
                 .budget(1)
                 .run()?;
@@ -132,7 +200,7 @@ pub fn run_rows(
             let j = &jobs[ji];
             let (c, r) = (&ctxs[j.row], &rows[j.row]);
             let mut planner = c
-                .planner(r, &explainers)
+                .planner(r, explainers_of(r))
                 .search(j.search)
                 .budget(r.budget)
                 .seed(j.seed);
@@ -165,6 +233,7 @@ pub fn run_rows(
         rows,
         references,
         runs,
+        screen: Vec::new(),
         timings,
         seconds: start.elapsed().as_secs_f64(),
     })

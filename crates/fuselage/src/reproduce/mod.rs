@@ -1,6 +1,15 @@
-//! The paper's experiments, rerun: Tables II–V of Mills et al. and the budget curves.
+//! The paper's experiments, rerun: Tables II–V of Mills et al. and the budget curves; and,
+//! beyond the paper, the table of where explanations should win ([`Table::Wins`]).
 //!
 //! ## Design
+//!
+//! [`run`] has two phases. The [`screen`] runs LS and NSGA-II with the random splitter on every
+//! setting of [`wins_candidates`] (the settings of `docs/searches.md` and the Inception CNNs');
+//! each setting where one of them stays more than [`WINS_THRESHOLD`] above the optimum becomes
+//! a [`Table::Wins`] row. Then the paper's rows and those rows run as below. The paper's rows
+//! use the paper's classifiers (trained on its nine CNNs, as the paper's were); the
+//! [`Table::Wins`] rows use the broad ones, trained on CNNs, transformers and post-2020 CNNs
+//! ([`FeatureSet`](fuselage_gnn::FeatureSet)).
 //!
 //! A reproduction is a list of [`Row`]s (a network, a cost model, β and a budget, and the
 //! searches the paper ran on it) and, for each row, one *job* per search, splitter and seed:
@@ -35,7 +44,7 @@ mod paper;
 mod plots;
 mod stats;
 
-pub use jobs::{run, run_rows};
+pub use jobs::{run, run_rows, screen};
 
 use fuselage_cost::CostKind;
 use fuselage_explain::ExplainerKind;
@@ -65,6 +74,10 @@ fuselage_ir::kinds! {
         II = "II",
         /// Tables III (LS) and IV (RS): five networks, both cost models at 128 KiB.
         IIIandIV = "III/IV",
+        /// Beyond the paper: every setting of `docs/searches.md` (and the Inception CNNs')
+        /// where LS or NSGA-II with the random splitter stays more than
+        /// [`WINS_THRESHOLD`] above the optimum ([`wins_candidates`], [`screen`]).
+        Wins = "wins",
     }
 }
 
@@ -75,8 +88,9 @@ pub struct Row {
     pub table: Table,
     /// Zoo network.
     pub network: String,
-    /// Input resolution.
-    pub resolution: u64,
+    /// Input resolution; `None` for the network's default input (a text model's preset
+    /// sequence length).
+    pub resolution: Option<u64>,
     /// The cost model.
     pub fusion: CostKind,
     /// β, KiB.
@@ -98,10 +112,13 @@ pub struct Scale {
     pub table2_budget: u64,
     /// Budget of the Table III/IV rows.
     pub table34_budget: u64,
+    /// Budget of the screening runs and of the [`Table::Wins`] rows.
+    pub wins_budget: u64,
 }
 
 impl Scale {
-    /// The paper's: seeds 1–3, budgets 5,000 and 2,000.
+    /// The paper's: seeds 1–3, budgets 5,000 and 2,000; the screen and the
+    /// [`Table::Wins`] rows at 2,000, as `docs/searches.md`.
     ///
     /// GNNExplainer runs 25 gradient steps inside the splitter, not its default 100: the
     /// random searches meet thousands of invalid groups per run, and at 100 steps the
@@ -116,10 +133,12 @@ impl Scale {
             },
             table2_budget: 5000,
             table34_budget: 2000,
+            wins_budget: 2000,
         }
     }
 
-    /// A smoke run of every table: one seed, budgets 300 and 150, GNNExplainer at 10 steps.
+    /// A smoke run of every table: one seed, budgets 300 and 150 (150 for the screen too),
+    /// GNNExplainer at 10 steps.
     pub fn quick() -> Self {
         Scale {
             seeds: vec![1],
@@ -129,6 +148,7 @@ impl Scale {
             },
             table2_budget: 300,
             table34_budget: 150,
+            wins_budget: 150,
         }
     }
 }
@@ -144,7 +164,7 @@ pub fn rows(scale: &Scale) -> Vec<Row> {
         out.push(Row {
             table: Table::II,
             network: net.into(),
-            resolution: res,
+            resolution: Some(res),
             fusion: CostKind::Lbdf,
             buffer_kib: 256,
             budget: scale.table2_budget,
@@ -162,7 +182,7 @@ pub fn rows(scale: &Scale) -> Vec<Row> {
             out.push(Row {
                 table: Table::IIIandIV,
                 network: net.into(),
-                resolution: 224,
+                resolution: Some(224),
                 fusion,
                 buffer_kib: 128,
                 budget: scale.table34_budget,
@@ -171,6 +191,59 @@ pub fn rows(scale: &Scale) -> Vec<Row> {
         }
     }
     out
+}
+
+/// The searches of the [`Table::Wins`] rows: the two whose random-splitter runs
+/// `docs/searches.md` shows stalling above the optimum.
+pub const WINS_SEARCHES: [SearchKind; 2] = [SearchKind::Local, SearchKind::Nsga2];
+
+/// How far above the optimum (as a fraction of it) the median random-splitter LS or NSGA-II
+/// run must stay for a setting to get a [`Table::Wins`] row: 5%.
+pub const WINS_THRESHOLD: f64 = 0.05;
+
+/// The settings the [`Table::Wins`] rows are screened from: every setting of
+/// `docs/searches.md` (the twelve CNNs at 128 and 256 KiB, the five modern presets at 256 KiB
+/// and 2 MiB) and the Inception CNNs (`inception_v3`, `googlenet`) at 128 and 256 KiB, under
+/// both cost models, with [`WINS_SEARCHES`] at [`Scale::wins_budget`]. 76 settings.
+pub fn wins_candidates(scale: &Scale) -> Vec<Row> {
+    let cnns = fuselage_zoo::NAMES
+        .iter()
+        .chain(&fuselage_zoo::WIDE_NAMES)
+        .map(|&n| (n, [128, 256]));
+    let modern = fuselage_zoo::EXPORT_PRESETS
+        .iter()
+        .map(|&n| (n, [256, 2048]));
+    let mut out = Vec::new();
+    for (network, sizes) in cnns.chain(modern) {
+        for buffer_kib in sizes {
+            for fusion in CostKind::ALL {
+                out.push(Row {
+                    table: Table::Wins,
+                    network: network.into(),
+                    resolution: None,
+                    fusion,
+                    buffer_kib,
+                    budget: scale.wins_budget,
+                    searches: WINS_SEARCHES.to_vec(),
+                });
+            }
+        }
+    }
+    out
+}
+
+impl Row {
+    /// The row's network: [`fuselage_zoo::build_at`] its resolution, or
+    /// [`fuselage_zoo::build`] at its default input.
+    ///
+    /// # Errors
+    /// The zoo's, for an unknown name or a resolution it cannot take.
+    pub fn graph(&self) -> Result<fuselage_ir::Graph, crate::Error> {
+        Ok(match self.resolution {
+            Some(r) => fuselage_zoo::build_at(&self.network, r)?,
+            None => fuselage_zoo::build(&self.network)?,
+        })
+    }
 }
 
 /// The splitter of a run: `None` for the random splitter, else the explainer that
@@ -245,6 +318,27 @@ pub struct Reference {
     pub lower_bound_bytes: u64,
 }
 
+/// One setting of the screen for [`Table::Wins`]: the random splitter's median DRAM per search
+/// and the optimum.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Screened {
+    /// The setting, as it becomes a [`Table::Wins`] row when selected.
+    pub row: Row,
+    /// Median DRAM over the seeds with the random splitter, bytes, aligned with
+    /// `row.searches`.
+    pub random_bytes: Vec<u64>,
+    /// `Optimal`'s DRAM, bytes.
+    pub optimal_bytes: u64,
+}
+
+impl Screened {
+    /// Whether some search stays more than [`WINS_THRESHOLD`] above the optimum.
+    pub fn selected(&self) -> bool {
+        let bar = self.optimal_bytes as f64 * (1.0 + WINS_THRESHOLD);
+        self.random_bytes.iter().any(|&b| b as f64 > bar)
+    }
+}
+
 /// A finished reproduction.
 #[derive(Clone, Debug, Serialize)]
 pub struct Reproduction {
@@ -256,6 +350,8 @@ pub struct Reproduction {
     pub references: Vec<Reference>,
     /// Every run, in job order.
     pub runs: Vec<Run>,
+    /// The screen the [`Table::Wins`] rows were chosen by (empty for [`run_rows`]).
+    pub screen: Vec<Screened>,
     /// Aligned with `runs`.
     #[serde(skip)]
     pub timings: Vec<Timing>,

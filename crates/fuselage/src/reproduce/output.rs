@@ -36,11 +36,18 @@ impl Reproduction {
         }
         for run in &self.runs {
             let row = &self.rows[run.row];
-            let g = fuselage_zoo::build_at(&row.network, row.resolution)?;
+            let g = row.graph()?;
             let model = row.fusion.model(CostConfig::kib(row.buffer_kib)?);
             let file = PlanFile::new(model.as_ref(), &g, &run.plan)?;
+            // A Table::Wins row may repeat a paper row's network and model at another β or
+            // budget: its plans get their own prefix.
+            let prefix = if row.table == Table::Wins {
+                format!("wins_{}KiB_", row.buffer_kib)
+            } else {
+                String::new()
+            };
             let p = plans.join(format!(
-                "{}_{}_{}_{}_{}.json",
+                "{prefix}{}_{}_{}_{}_{}.json",
                 row.network,
                 row.fusion,
                 file_name(run.search),

@@ -77,6 +77,15 @@ impl Reproduction {
         }
     }
 
+    /// Mean invalid groups met per run of (row, search, splitter).
+    pub fn invalid_met_per_run(&self, row: usize, search: SearchKind, explainer: Repair) -> f64 {
+        let v: Vec<u64> = self
+            .runs_of(row, search, explainer)
+            .map(|(_, r)| r.invalid_groups_met)
+            .collect();
+        v.iter().sum::<u64>() as f64 / v.len().max(1) as f64
+    }
+
     pub(super) fn seconds_of(&self, row: usize, search: SearchKind, explainer: Repair) -> f64 {
         let v: Vec<f64> = self
             .runs_of(row, search, explainer)
