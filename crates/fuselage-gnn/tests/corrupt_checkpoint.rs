@@ -29,3 +29,19 @@ fn non_finite_weights_are_an_error() {
     }
     assert!(refused > 0);
 }
+
+#[test]
+fn a_feature_set_that_does_not_match_the_width_is_an_error() {
+    // A paper checkpoint (50 features) whose metadata claims the broad set (64).
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/checkpoints/lbdf.bpk");
+    let bytes = std::fs::read(path).unwrap();
+    let mut meta = shipped_meta(CostKind::Lbdf, FeatureSet::Paper).unwrap();
+    meta.config.feature_set = FeatureSet::Broad;
+    let err = classifier_from_bytes(&bytes, &meta, &default_device())
+        .err()
+        .unwrap();
+    assert_eq!(
+        err.to_string(),
+        "checkpoint: the lbdf classifier reads 50 features, but its feature set `broad` has 64"
+    );
+}
