@@ -36,13 +36,7 @@ pub fn dataset(a: DatasetCmd) -> anyhow::Result<()> {
     if a.scale.is_nan() || a.scale <= 0.0 {
         anyhow::bail!("--scale must be above 0, got {}", a.scale);
     }
-    let mut cfg = match a.features {
-        FeatureSet::Paper => DatasetConfig::paper(a.seed),
-        FeatureSet::Broad => DatasetConfig::broad(a.seed),
-    };
-    for (_, n) in &mut cfg.networks {
-        *n = ((*n as f64 * a.scale).round() as usize).max(1);
-    }
+    let cfg = DatasetConfig::of(a.features, a.seed).times(a.scale);
     let ds = generate_dataset(&cfg)?;
     ds.save(&a.out)?;
     outln!(
@@ -82,17 +76,11 @@ pub struct TrainCmd {
 pub fn train_cmd(a: TrainCmd) -> anyhow::Result<()> {
     let ds = match &a.dataset {
         Some(p) => Dataset::load(p)?,
-        None => generate_dataset(&match a.features {
-            FeatureSet::Paper => DatasetConfig::paper(a.seed),
-            FeatureSet::Broad => DatasetConfig::broad(a.seed),
-        })?,
+        None => generate_dataset(&DatasetConfig::of(a.features, a.seed))?,
     };
     std::fs::create_dir_all(&a.out).with_context(|| format!("creating {}", a.out.display()))?;
     let k = a.fusion;
-    let mut cfg = match a.features {
-        FeatureSet::Paper => TrainConfig::paper(k),
-        FeatureSet::Broad => TrainConfig::broad(k),
-    };
+    let mut cfg = TrainConfig::of(a.features, k);
     cfg.epochs = a.epochs;
     cfg.seed = a.seed;
     let bar = ProgressBar::new(a.epochs as u64);

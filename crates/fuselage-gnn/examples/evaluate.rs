@@ -78,11 +78,7 @@ fn main() -> Result<()> {
         FeatureSet::Paper
     };
     let device = default_device();
-    let ds = generate_dataset(&if broad {
-        DatasetConfig::broad(0)
-    } else {
-        DatasetConfig::paper(0)
-    })?;
+    let ds = generate_dataset(&DatasetConfig::of(set, 0))?;
     let held = generate_dataset(&DatasetConfig::held_out(1, 1500))?;
     for kind in CostKind::ALL {
         let clf = shipped_from(kind, set, &device)?;

@@ -23,7 +23,7 @@ struct Args {
     epochs: usize,
     which: String,
     scale: f64,
-    broad: bool,
+    features: FeatureSet,
     keep_out: Vec<String>,
 }
 
@@ -60,7 +60,11 @@ fn args() -> Result<Args> {
         epochs: pos.get(1).map_or(Ok(50), |s| s.parse())?,
         which: pos.get(2).cloned().unwrap_or_else(|| "both".into()),
         scale: pos.get(3).map_or(Ok(1.0), |s| s.parse())?,
-        broad,
+        features: if broad {
+            FeatureSet::Broad
+        } else {
+            FeatureSet::Paper
+        },
         keep_out,
     })
 }
@@ -93,15 +97,7 @@ fn main() -> Result<()> {
     std::fs::create_dir_all(&a.out)?;
     let t = std::time::Instant::now();
     let ds_path = a.out.join("dataset.jsonl");
-    let config = if a.broad {
-        let mut c = DatasetConfig::broad(0);
-        for (_, n) in &mut c.networks {
-            *n = ((*n as f64 * a.scale).round() as usize).max(1);
-        }
-        c
-    } else {
-        DatasetConfig::scaled(0, a.scale)
-    };
+    let config = DatasetConfig::of(a.features, 0).times(a.scale);
     let full = match Dataset::load(&ds_path) {
         Ok(ds) if ds.config == config => ds,
         _ => {
@@ -141,11 +137,7 @@ fn main() -> Result<()> {
         if a.which != "both" && a.which != kind.name() {
             continue;
         }
-        let mut cfg = if a.broad {
-            TrainConfig::broad(kind)
-        } else {
-            TrainConfig::paper(kind)
-        };
+        let mut cfg = TrainConfig::of(a.features, kind);
         cfg.epochs = a.epochs;
         let (clf, report) = train(&cfg, &ds, &device, |e| {
             println!(

@@ -19,7 +19,7 @@
 //! labels are `valid` per β, in the order of `betas_kib`).
 
 use crate::error::{GnnError, Result};
-use crate::features::GroupGraph;
+use crate::features::{FeatureSet, GroupGraph};
 use fuselage_cost::{CostConfig, CostKind, CostModel};
 use fuselage_ir::{Graph, NodeId, NodeSet, sample};
 use rand::{RngExt, SeedableRng};
@@ -127,14 +127,28 @@ impl DatasetConfig {
         c
     }
 
+    /// The data set the classifiers over features `set` learn from: [`DatasetConfig::paper`]
+    /// or [`DatasetConfig::broad`].
+    pub fn of(set: FeatureSet, seed: u64) -> Self {
+        match set {
+            FeatureSet::Paper => DatasetConfig::paper(seed),
+            FeatureSet::Broad => DatasetConfig::broad(seed),
+        }
+    }
+
+    /// The same data set with every network's count multiplied by `scale` (rounded, at least
+    /// 1 group each).
+    pub fn times(mut self, scale: f64) -> Self {
+        for (_, n) in &mut self.networks {
+            *n = ((*n as f64 * scale).round() as usize).max(1);
+        }
+        self
+    }
+
     /// The paper's networks with every count multiplied by `scale` (at least 1 group each):
     /// small data sets for tests and benches.
     pub fn scaled(seed: u64, scale: f64) -> Self {
-        let mut c = DatasetConfig::paper(seed);
-        for (_, n) in &mut c.networks {
-            *n = ((*n as f64 * scale).round() as usize).max(1);
-        }
-        c
+        DatasetConfig::paper(seed).times(scale)
     }
 
     /// The held-out networks, `per_network` groups each, same plans and β.

@@ -59,6 +59,15 @@ impl TrainConfig {
         }
     }
 
+    /// The recipe of the checkpoints over features `set`: [`TrainConfig::paper`] or
+    /// [`TrainConfig::broad`].
+    pub fn of(set: FeatureSet, cost: CostKind) -> Self {
+        match set {
+            FeatureSet::Paper => TrainConfig::paper(cost),
+            FeatureSet::Broad => TrainConfig::broad(cost),
+        }
+    }
+
     /// The same recipe over the [`FeatureSet::Broad`] features: the broad checkpoints'.
     pub fn broad(cost: CostKind) -> Self {
         TrainConfig {

@@ -273,8 +273,10 @@ impl Reproduction {
     /// Whether the random splitter's median on (row, search) stays more than
     /// [`WINS_THRESHOLD`] above the optimum: the lines the acceptance bar applies to.
     pub fn above_threshold(&self, row: usize, search: SearchKind) -> bool {
-        let opt = self.references[row].optimal_bytes as f64;
-        self.median_dram(row, search, None) as f64 > opt * (1.0 + WINS_THRESHOLD)
+        super::above_threshold(
+            self.median_dram(row, search, None),
+            self.references[row].optimal_bytes,
+        )
     }
 
     /// The section of [`Table::Wins`]: where explanations should win.

@@ -201,6 +201,11 @@ pub const WINS_SEARCHES: [SearchKind; 2] = [SearchKind::Local, SearchKind::Nsga2
 /// run must stay for a setting to get a [`Table::Wins`] row: 5%.
 pub const WINS_THRESHOLD: f64 = 0.05;
 
+/// Whether `bytes` stays more than [`WINS_THRESHOLD`] above `optimal_bytes`.
+pub fn above_threshold(bytes: u64, optimal_bytes: u64) -> bool {
+    bytes as f64 > optimal_bytes as f64 * (1.0 + WINS_THRESHOLD)
+}
+
 /// The settings the [`Table::Wins`] rows are screened from: every setting of
 /// `docs/searches.md` (the twelve CNNs at 128 and 256 KiB, the five modern presets at 256 KiB
 /// and 2 MiB) and the Inception CNNs (`inception_v3`, `googlenet`) at 128 and 256 KiB, under
@@ -334,8 +339,9 @@ pub struct Screened {
 impl Screened {
     /// Whether some search stays more than [`WINS_THRESHOLD`] above the optimum.
     pub fn selected(&self) -> bool {
-        let bar = self.optimal_bytes as f64 * (1.0 + WINS_THRESHOLD);
-        self.random_bytes.iter().any(|&b| b as f64 > bar)
+        self.random_bytes
+            .iter()
+            .any(|&b| above_threshold(b, self.optimal_bytes))
     }
 }
 
