@@ -27,6 +27,7 @@
 use crate::config::CostConfig;
 use crate::error::Result;
 use crate::model::{CostModel, GroupCost, OnChipBytes, Residency, TensorCost, Tiling};
+use crate::tiles::TileFloor;
 use crate::view::{View, with_view};
 use fuselage_ir::{Graph, NodeSet};
 
@@ -179,6 +180,11 @@ impl CostModel for Brr {
                 activations: v.brr_floor(),
             })
         })
+    }
+
+    /// See [`TileFloor`]: BRR streams weights once per tile.
+    fn tile_floor(&self, g: &Graph) -> Result<Option<TileFloor>> {
+        TileFloor::of(self, g, &self.config).map(Some)
     }
 
     /// With the weights resident, `W + F(1)`: above it they stay and `F_D = I + O + W`.

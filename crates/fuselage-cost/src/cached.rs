@@ -19,6 +19,7 @@
 use crate::config::CostConfig;
 use crate::error::{CostError, Result};
 use crate::model::{CostModel, GroupCost, OnChipBytes, TensorCost};
+use crate::tiles::TileFloor;
 use fuselage_ir::{Graph, NodeSet};
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hash, Hasher};
@@ -246,6 +247,11 @@ impl<C: CostModel> CostModel for Cached<C> {
     fn buffer_floor(&self, g: &Graph, group: &NodeSet) -> Result<OnChipBytes> {
         self.check_graph(g)?;
         self.inner.buffer_floor(g, group)
+    }
+
+    fn tile_floor(&self, g: &Graph) -> Result<Option<TileFloor>> {
+        self.check_graph(g)?;
+        self.inner.tile_floor(g)
     }
 
     fn steady_above(&self, g: &Graph, group: &NodeSet) -> Result<u64> {

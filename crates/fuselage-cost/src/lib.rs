@@ -51,6 +51,7 @@ mod model;
 mod plan;
 mod planfile;
 mod sim;
+mod tiles;
 mod view;
 mod whole;
 
@@ -67,4 +68,5 @@ pub use model::{CostModel, GroupCost, OnChipBytes, Residency, TensorCost, Tensor
 pub use plan::{PlanProblem, PlanReport, evaluate_plan, layer_by_layer, unfusable_nodes};
 pub use planfile::{GroupEntry, PlanDiff, PlanFile};
 pub use sim::{BufferSimulator, Simulation};
+pub use tiles::TileFloor;
 pub use whole::WholeTensor;

@@ -8,6 +8,7 @@
 
 use crate::config::CostConfig;
 use crate::error::Result;
+use crate::tiles::TileFloor;
 use fuselage_ir::{Graph, NodeSet};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
@@ -269,6 +270,17 @@ pub trait CostModel: Send + Sync {
         Ok(OnChipBytes::default())
     }
 
+    /// Floors on the tiles of groups that stream their weights, known before they are
+    /// costed ([`TileFloor`]), or `None` for a model that keeps weights on chip (LBDF, the
+    /// whole-tensor model: the default). The exact optimiser prunes with them.
+    ///
+    /// # Errors
+    /// As [`evaluate`](CostModel::evaluate).
+    fn tile_floor(&self, g: &Graph) -> Result<Option<TileFloor>> {
+        let _ = g;
+        Ok(None)
+    }
+
     /// For a group valid at this model's unified buffer β: a size `t < β` such that at every
     /// unified buffer from `t + 1` to β the group is valid with the same `F_D`. The buffer
     /// sweep uses it to find, exactly, where an optimal plan stops being optimal.
@@ -311,6 +323,9 @@ macro_rules! forward {
             }
             fn buffer_floor(&self, g: &Graph, group: &NodeSet) -> Result<OnChipBytes> {
                 (**self).buffer_floor(g, group)
+            }
+            fn tile_floor(&self, g: &Graph) -> Result<Option<TileFloor>> {
+                (**self).tile_floor(g)
             }
             fn steady_above(&self, g: &Graph, group: &NodeSet) -> Result<u64> {
                 (**self).steady_above(g, group)

@@ -110,6 +110,11 @@ impl NodeSet {
         NodeSet { bits }
     }
 
+    /// `|self ∖ other|`, without building the set.
+    pub fn difference_len(&self, other: &NodeSet) -> usize {
+        self.bits.difference_count(&other.bits)
+    }
+
     /// `self ∩ other`.
     pub fn intersection(&self, other: &NodeSet) -> NodeSet {
         let mut bits = self.bits.clone();

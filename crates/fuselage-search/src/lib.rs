@@ -11,7 +11,9 @@
 //!   [`Splitter`](fuselage_split::Splitter).
 //! - [`Optimal`]: a dynamic programme over plans contiguous in candidate topological orders,
 //!   exact over that family (documented in [`optimal`](mod@optimal)).
-//! - [`lower_bound`]: the compulsory traffic (inputs, outputs, weights once) no plan beats.
+//! - [`lower_bound`]: the compulsory traffic (inputs, outputs, weights once) no plan beats;
+//!   [`RestFloor`] (in [`bound`](mod@bound)): what the rest of a plan must move beyond it,
+//!   with which [`Optimal`] prunes.
 //! - [`SearchKind`]: the built-in strategies by name, typed ([`SearchKind::strategy`]).
 //!
 //! Determinism: every random choice flows from the seed through `rand_chacha`; the same seed,
@@ -20,6 +22,7 @@
 // No panic on a path user input can reach: each remaining expect names its invariant.
 #![deny(clippy::unwrap_used, clippy::expect_used)]
 
+pub mod bound;
 mod error;
 mod kind;
 mod local;
@@ -30,6 +33,7 @@ mod problem;
 mod random;
 mod strategy;
 
+pub use bound::RestFloor;
 pub use error::{Result, SearchError};
 pub use kind::SearchKind;
 pub use local::LocalSearch;

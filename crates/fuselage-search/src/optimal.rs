@@ -27,7 +27,7 @@
 //! best[D ∪ E] = min over D, E of best[D] + F_D(E)
 //! ```
 //!
-//! This is exact over that whole family. Three things keep it fast on wide graphs, none of which
+//! This is exact over that whole family. Four things keep it fast on wide graphs, none of which
 //! gives up exactness:
 //! - **Connected steps, grown by closure.** The extensions of `D` are generated from a source of
 //!   the rest by adding a consumer together with its uncovered ancestors, so only connected
@@ -38,8 +38,13 @@
 //!   does not fit is not grown further: no group containing it can be valid.
 //! - **A bound.** The order programmes (family 2) run first; a state whose cost plus what the
 //!   rest must cost at least ([`Problem::remaining_bound`]: the traffic it must move, and for
-//!   latency and energy the MACs it must do) reaches their best plan is not extended, since
+//!   latency and energy the MACs it must do, with the weights the rest must stream again and
+//!   the tensors it must cut, [`RestFloor`]) reaches their best plan is not extended, since
 //!   no plan through it can beat that plan.
+//! - **Bounded steps** (DRAM, a model that streams weights in tiles). An extension whose own
+//!   floor ([`RestFloor::step`]: the tensors it must write and read, the tiles it must add)
+//!   uses up the state's slack is not costed, only grown; one whose tile excess
+//!   ([`RestFloor::excess`], which never falls as it grows) uses up the slack is not grown.
 //!
 //! The states of one size are expanded in parallel, each extension generation is costed in
 //! parallel, and the results are merged in a fixed order, so the plan is the same whatever the
@@ -79,6 +84,7 @@
 //! O(orders · n · max_segment); both go through the problem's (cached) model. A segment whose
 //! component's buffer floor does not fit ends the extension of its start at once.
 
+use crate::bound::RestFloor;
 use crate::error::Result;
 use crate::problem::{Problem, Score};
 use crate::strategy::{Budget, SearchResult, SearchStrategy, StopReason};
@@ -251,8 +257,9 @@ impl Optimal {
     /// that move less than `upper` bytes.
     ///
     /// **Bound.** A state `D` is not extended when `best[D]` plus the traffic the rest must
-    /// move ([`remaining_lower_bound`]) already reaches `upper`: every plan through `D` costs
-    /// at least that. With `upper` the best order plan, this leaves the programme exact: a
+    /// move ([`remaining_lower_bound`] and [`RestFloor::rest`]) already reaches `upper`: every
+    /// plan through `D` costs at least that; nor is a step whose floor reaches it (see
+    /// [`Slack`]). With `upper` the best order plan, this leaves the programme exact: a
     /// plan of the family that beats `upper` passes only through states below the bound.
     ///
     /// A step adds one *connected* group `E` to the down-set `D`, with `D ∪ E` again a
@@ -279,6 +286,11 @@ impl Optimal {
         by_size.entry(0).or_default().push(empty);
         let mut costed = 0u64;
         let out_of_time = || budget.expired();
+        let floor = if upper == u64::MAX {
+            RestFloor::default()
+        } else {
+            RestFloor::of(p, self.max_group.max(1))?
+        };
         // States of one size do not lead to each other: they are expanded in parallel, and
         // their extensions merged in the layer's order, so the result is the same whatever the
         // thread count.
@@ -291,10 +303,30 @@ impl Optimal {
                 .par_iter()
                 .map(|d| {
                     let base = best[d].0;
-                    if upper != u64::MAX && base.saturating_add(p.remaining_bound(d)) >= upper {
-                        return Ok(Expansion::default());
+                    let mut slack = None;
+                    if upper != u64::MAX {
+                        let (rereads, cuts) = floor.rest(d);
+                        if p.objective() == Objective::Dram && floor.streams() {
+                            // The DRAM bound is a sum: the compulsory part once.
+                            let grow = p.remaining_bound(d).saturating_add(rereads);
+                            let rest = grow.saturating_add(cuts);
+                            if base.saturating_add(rest) >= upper {
+                                return Ok(Expansion::default());
+                            }
+                            let grow = grow.saturating_add(floor.far_cuts(d, self.max_group));
+                            slack = Some(Slack {
+                                step: upper - base - rest,
+                                grow: upper.saturating_sub(base.saturating_add(grow)),
+                                floor: &floor,
+                            });
+                        } else {
+                            let rest = p.remaining_bound_with(d, rereads.saturating_add(cuts));
+                            if base.saturating_add(rest) >= upper {
+                                return Ok(Expansion::default());
+                            }
+                        }
                     }
-                    self.expand(p, &net, d, base, upper)
+                    self.expand(p, &net, d, base, upper, slack)
                 })
                 .collect();
             for (d, found) in layer.iter().zip(expanded) {
@@ -343,6 +375,7 @@ impl Optimal {
         d: &NodeSet,
         base: u64,
         upper: u64,
+        slack: Option<Slack<'_>>,
     ) -> Result<Expansion> {
         use rayon::prelude::*;
         let g = p.graph();
@@ -362,6 +395,16 @@ impl Optimal {
             let costs: Vec<Result<(Option<u64>, bool)>> = level
                 .par_iter()
                 .map(|e| {
+                    if let Some(slack) = &slack {
+                        // No group containing `e` leaves room: neither cost nor grow it.
+                        if slack.floor.excess(e) >= slack.grow {
+                            return Ok((None, false));
+                        }
+                        // This step cannot beat `upper`: grow it without costing it.
+                        if slack.floor.step(g, d, e) >= slack.step {
+                            return Ok((None, e.len() < max_group && p.fits_somewhere(e)?));
+                        }
+                    }
                     let dram = p.admissible_value(e)?;
                     let grow = e.len() < max_group && (dram.is_some() || p.fits_somewhere(e)?);
                     Ok((dram, grow))
@@ -432,6 +475,19 @@ impl Net {
                 .collect(),
         }
     }
+}
+
+/// How far a state is from the bound, in DRAM bytes, for pruning its extensions (see
+/// [`RestFloor::step`] and [`RestFloor::excess`]).
+struct Slack<'a> {
+    /// `upper − best[D] − remaining(D)`: a step whose own floor reaches it cannot beat `upper`.
+    step: u64,
+    /// The same without the cuts a grown group might hold the start of
+    /// ([`RestFloor::far_cuts`]): a group whose tile excess reaches it cannot be grown into one
+    /// that beats `upper` (the excess never falls as it grows).
+    grow: u64,
+    /// The floors.
+    floor: &'a RestFloor,
 }
 
 /// What expanding one down-set found.

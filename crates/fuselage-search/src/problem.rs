@@ -385,9 +385,17 @@ impl<'a> Problem<'a> {
     /// - energy: that traffic at DRAM and buffer energy, the rest's MACs, and the buffer
     ///   traffic every plan makes (each output written, each port read, each weight read).
     pub fn remaining_bound(&self, covered: &NodeSet) -> u64 {
+        self.remaining_bound_with(covered, 0)
+    }
+
+    /// [`remaining_bound`](Self::remaining_bound) when the rest is also known to move
+    /// `extra_dram` bytes beyond [`remaining_lower_bound`] (traffic it must add, such as
+    /// weights it must stream again or tensors it must cut): that traffic counts in every
+    /// objective as DRAM traffic does.
+    pub fn remaining_bound_with(&self, covered: &NodeSet, extra_dram: u64) -> u64 {
         let g = self.graph;
         let config = self.model.config();
-        let dram = remaining_lower_bound(g, config, covered);
+        let dram = remaining_lower_bound(g, config, covered).saturating_add(extra_dram);
         if self.objective == Objective::Dram {
             return dram;
         }

@@ -3,7 +3,9 @@
 
 use fuselage_cost::{Brr, Cached, CostConfig, CostModel, Lbdf, evaluate_plan};
 use fuselage_ir::Graph;
-use fuselage_search::{Budget, Optimal, Problem, SearchKind, SearchStrategy, lower_bound};
+use fuselage_search::{
+    Budget, Optimal, Problem, RestFloor, SearchKind, SearchStrategy, lower_bound,
+};
 use fuselage_split::RandomSplitter;
 
 fn check(g: &Graph, model: &dyn CostModel, budget: u64) -> Vec<(String, u64)> {
@@ -169,5 +171,41 @@ fn the_bounded_run_matches_the_unbounded_downset_programme() {
             .min()
             .unwrap();
         assert_eq!(r.score.dram_bytes, downsets.min(orders), "{name}");
+    }
+}
+
+#[test]
+fn the_rest_floor_is_below_the_optimum_and_adds_to_the_bound() {
+    // Before anything is planned, compulsory traffic, rereads and cuts together may not exceed
+    // the optimum; on these inputs the floor adds something (it prunes).
+    for (name, brr, kib) in [
+        ("googlenet", false, 2048),
+        ("googlenet", true, 128),
+        ("gpt2_l4_h256", true, 128),
+        ("bert_l4_h256", true, 2048),
+        ("vit_tiny_patch16_224", true, 2048),
+    ] {
+        let g = fuselage_zoo::build(name).unwrap();
+        let config = CostConfig::kib(kib).unwrap();
+        let model: Box<dyn CostModel> = if brr {
+            Box::new(Cached::new(Brr::new(config)))
+        } else {
+            Box::new(Cached::new(Lbdf::new(config)))
+        };
+        let splitter = RandomSplitter::new(model.as_ref());
+        let p = Problem::new(&g, model.as_ref(), &splitter).unwrap();
+        let none = fuselage_ir::NodeSet::new(g.len());
+        let (rereads, cuts) = RestFloor::of(&p, 64).unwrap().rest(&none);
+        let optimum = Optimal::default()
+            .run(&p, &Budget::new(1).unwrap(), 0)
+            .unwrap()
+            .score
+            .dram_bytes;
+        let floor = p.remaining_bound(&none) + rereads + cuts;
+        assert!(rereads + cuts > 0, "{name} {kib}: nothing added");
+        assert!(
+            floor <= optimum,
+            "{name} {kib}: floor {floor} > optimum {optimum}"
+        );
     }
 }
