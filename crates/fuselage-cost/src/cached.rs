@@ -14,6 +14,10 @@
 //!   `RwLock`; hits take a read lock only. Hit and miss counters are relaxed atomics.
 //! - **Cheap hashing.** Node sets are a few machine words; they are hashed with an FxHash-style
 //!   multiply-rotate hasher rather than SipHash, which keeps a hit well under 100 ns.
+//! - **Bounded.** The memo holds at most [`Cached::DEFAULT_BYTES`] (256 MiB) of entries, or
+//!   the budget given to [`Cached::with_budget`]; past it answers are computed and not kept,
+//!   so an exhaustive search over millions of distinct groups (the exact optimiser on
+//!   Inception-v3 at 2 MiB) keeps a bounded footprint. Answers never depend on it.
 //! - Errors are not cached; breakdowns are not cached (they are for reports).
 
 use crate::config::CostConfig;
@@ -127,11 +131,22 @@ pub struct Cached<C> {
     bound: AtomicU64,
     /// The bound graph's name and size, for error messages.
     bound_name: Mutex<Option<(String, usize)>>,
+    /// Bytes of entries each shard may hold.
+    shard_bytes: usize,
 }
 
 impl<C: CostModel> Cached<C> {
-    /// An empty memo over `inner`.
+    /// The default budget of a memo: 256 MiB of entries.
+    pub const DEFAULT_BYTES: usize = 256 << 20;
+
+    /// An empty memo over `inner`, of at most [`Cached::DEFAULT_BYTES`].
     pub fn new(inner: C) -> Self {
+        Self::with_budget(inner, Self::DEFAULT_BYTES)
+    }
+
+    /// An empty memo over `inner` that keeps at most about `bytes` of entries (each counted
+    /// as its key's words, its answer and a map's overhead).
+    pub fn with_budget(inner: C, bytes: usize) -> Self {
         Cached {
             inner,
             shards: (0..SHARDS).map(|_| RwLock::new(Map::default())).collect(),
@@ -139,7 +154,18 @@ impl<C: CostModel> Cached<C> {
             misses: AtomicU64::new(0),
             bound: AtomicU64::new(0),
             bound_name: Mutex::new(None),
+            shard_bytes: bytes / SHARDS,
         }
+    }
+
+    /// About how many bytes one entry of a group of `g`'s size takes.
+    fn entry_bytes(group: &NodeSet) -> usize {
+        // The key's bit blocks on the heap, the key and the answer in the table, a control
+        // byte and the allocator's header.
+        group.capacity().div_ceil(64) * 8
+            + std::mem::size_of::<NodeSet>()
+            + std::mem::size_of::<GroupCost>()
+            + 24
     }
 
     /// The wrapped model.
@@ -231,10 +257,10 @@ impl<C: CostModel> CostModel for Cached<C> {
         }
         let c = self.inner.evaluate(g, group)?;
         self.misses.fetch_add(1, Ordering::Relaxed);
-        shard
-            .write()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(group.clone(), c);
+        let mut map = shard.write().unwrap_or_else(|e| e.into_inner());
+        if (map.len() + 1) * Self::entry_bytes(group) <= self.shard_bytes {
+            map.insert(group.clone(), c);
+        }
         Ok(c)
     }
 

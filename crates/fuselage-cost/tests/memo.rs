@@ -29,3 +29,31 @@ fn a_cache_refuses_the_same_network_at_another_resolution() {
         model.evaluate(&small, &first).unwrap()
     );
 }
+
+#[test]
+fn a_full_cache_answers_without_keeping() {
+    // A budget of a few entries per shard: every singleton of ResNet-18 is still answered
+    // exactly, twice, but the memo stops growing.
+    let g = fuselage_zoo::build("resnet18").unwrap();
+    let model = Lbdf::new(CostConfig::kib(128).unwrap());
+    let cached = Cached::with_budget(model, 16 * 3 * 200);
+    for _ in 0..2 {
+        for v in g.node_ids() {
+            let one = NodeSet::singleton(g.len(), v);
+            assert_eq!(
+                cached.evaluate(&g, &one).unwrap(),
+                model.evaluate(&g, &one).unwrap()
+            );
+        }
+    }
+    let s = cached.stats();
+    assert!(s.entries > 0 && s.entries <= 16 * 3, "{s:?}");
+    assert_eq!(s.hits + s.misses, 2 * g.len() as u64);
+    assert!(s.misses > g.len() as u64, "{s:?}");
+    // The default budget keeps them all.
+    let all = Cached::new(model);
+    for v in g.node_ids() {
+        all.evaluate(&g, &NodeSet::singleton(g.len(), v)).unwrap();
+    }
+    assert_eq!(all.stats().entries, g.len() as u64);
+}
