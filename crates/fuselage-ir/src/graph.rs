@@ -58,6 +58,9 @@ pub struct Graph {
     is_output: Vec<bool>,
     /// Each node's row axis and port reads ([`Op::rows`]).
     rows: Vec<RowFlow>,
+    /// `(H_t, row elements)` of every node's tensor, then of every graph input's: the cost
+    /// models read them for every tensor of every group they cost.
+    geometry: Vec<(u64, u64)>,
     /// [`Graph::identity`], computed on first use.
     pub(crate) identity: std::sync::OnceLock<u64>,
 }
@@ -70,12 +73,19 @@ impl Graph {
 
     /// `H_t`: the rows of a tensor along its row axis (1 without one).
     pub fn rows_of(&self, s: Source) -> u64 {
-        rows_along(self.shape_of(s), self.row_axis(s))
+        self.geometry[self.geometry_slot(s)].0
     }
 
     /// Elements of one row of a tensor (`row(t)` at one byte per element).
     pub fn row_elements(&self, s: Source) -> u64 {
-        self.shape_of(s).elements() / self.rows_of(s).max(1)
+        self.geometry[self.geometry_slot(s)].1
+    }
+
+    fn geometry_slot(&self, s: Source) -> usize {
+        match s {
+            Source::Node(n) => n.index(),
+            Source::Input(i) => self.len() + i.index(),
+        }
     }
 
     /// How an output row of `node` reads the rows of its input `port`.
@@ -593,6 +603,19 @@ impl GraphBuilder {
         for o in &outputs {
             is_output[o.index()] = true;
         }
+        let geometry = {
+            let of = |shape: &TensorShape, axis: Option<usize>| {
+                let h = rows_along(shape, axis);
+                (h, shape.elements() / h.max(1))
+            };
+            let nodes = dag
+                .node_indices()
+                .map(|i| of(&dag[i].shape, rows[i.index()].axis));
+            let ins = inputs
+                .iter()
+                .map(|x| of(&x.shape, default_row_axis(&x.shape)));
+            nodes.chain(ins).collect()
+        };
         Ok(Graph {
             name,
             inputs,
@@ -603,6 +626,7 @@ impl GraphBuilder {
             input_consumers,
             is_output,
             rows,
+            geometry,
             identity: std::sync::OnceLock::new(),
         })
     }
