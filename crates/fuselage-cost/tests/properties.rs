@@ -256,8 +256,8 @@ fn brr_charges_the_tile_floor_of_transformer_groups() {
 /// bytes. Its 272 weight bytes never fit; its tracked tensors are its input and output, 64
 /// bytes a row each, and `A = 255`: at `H_max = 16` one row fits (`128·h ≤ 255`), 16 tiles;
 /// at `H_max = 1` not even one. So every valid group holding it streams its weights 16
-/// times, as it does alone: a reread floor of 15 × 272. With the ReLU (untracked rows of
-/// its own), a group's tracked bytes are 3 × 1,024, `⌈3072 / 255⌉ = 13 < 16`: no excess.
+/// times, as it does alone: a reread floor of 15 × 272. With the ReLU (a graph output,
+/// tracked too), a group's tracked bytes are 3 × 1,024 and `⌈3072 / 255⌉ = 13 < 16`: no excess.
 #[test]
 fn brr_tile_floor_worked_example() {
     use fuselage_ir::{ConvAttrs, GraphBuilder, Op, TensorShape};

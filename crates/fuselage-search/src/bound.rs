@@ -8,28 +8,34 @@
 //! the distance, and both are sums over parts of the rest, so a state's floor is a sum over
 //! what it has not covered:
 //!
-//! - **Weight rereads.** The cost model's
-//!   [`weight_reread_floor`](fuselage_cost::CostModel::weight_reread_floor): every valid group
-//!   holding a node reads its weights that many bytes again (BRR streams them once per tile).
-//!   On Llama 3.2 1B under BRR at 128 KiB this is 83.4 GB of the 101.3 GB optimum, where the
-//!   compulsory bound is 1.3 GB.
-//! - **Forced cuts.** Take nodes `u` and `w`, `w` a descendant of `u`. A convex group holding
-//!   both holds every path between them: their *span* `{u} ∪ (desc(u) ∩ anc(w)) ∪ {w}`. When
-//!   no admissible group can hold the span (its [buffer floor](fuselage_cost::CostModel::buffer_floor)
-//!   does not fit, or it has more nodes than the family's largest group), every path from `u`
-//!   to `w` crosses from one group to another, and the tensor it crosses on is written once
-//!   and read at least once. So the rest pays at least the *minimum vertex cut* separating `u`
-//!   from `w` in the span, a node costing twice its output's bytes (once for a graph output,
-//!   whose write the compulsory bound already counts). Spans taken along a chain
-//!   `u₁ → u₂ → …` of *bottlenecks* (nodes every path from a source to a sink passes
-//!   through) are disjoint apart from their ends, so their cuts add up; a state pays the cuts
-//!   of the spans whose first node it has not covered (then it has covered none of the span,
-//!   being closed under predecessors).
+//! - **Weight rereads.** The cost model's [`TileFloor`] (BRR): every valid group holding a
+//!   node whose weights never fit streams them at least `T_v` times, so the rest reads them
+//!   `(T_v − 1)·w_v` bytes again. On Llama 3.2 1B under BRR at 128 KiB this is 94.917 GB of
+//!   the 101.312 GB optimum, where the compulsory bound is 1.259 GB.
+//! - **Cuts.** Take nodes `u` and `w`, `w` a descendant of `u`. A convex group holding both
+//!   holds every path between them: their *span* `{u} ∪ (desc(u) ∩ anc(w)) ∪ {w}`. So either
+//!   every path from `u` to `w` crosses from one group to another, and the tensor it crosses
+//!   on is written once and read at least once: at least the *minimum vertex cut* separating
+//!   `u` from `w` in the span, a node costing twice its output's bytes (once for a graph
+//!   output, whose write the compulsory bound counts); or one group holds the span, and pays
+//!   its [tile excess](TileFloor::excess_of) on the span's nodes. A span pays the smaller of
+//!   the two, and the cut alone when no admissible group can hold it (its
+//!   [buffer floor](fuselage_cost::CostModel::buffer_floor) does not fit, or it has more nodes
+//!   than the family's largest group).
 //!
-//! Neither term is counted by the other or by the compulsory bound: rereads are weight bytes
-//! beyond the first read, cuts are writes and reads of tensors produced in the rest.
-//! Both hold for every plan of the down-set programme's family (groups of at most
+//! The spans considered are every edge's, and those between *bottlenecks* (nodes every path
+//! from a source to a sink passes through) up to the first that no group can hold. They are
+//! taken largest first while their nodes other than the last are disjoint, so that no tensor
+//! and no weight is counted twice; a state pays the spans whose first node it has not covered
+//! (then it has covered none of the span, being closed under predecessors).
+//!
+//! Neither term is counted by the other or by the compulsory bound: rereads and excess are
+//! weight bytes beyond the first read, cuts are writes and reads of tensors produced in the
+//! rest. Both hold for every plan of the down-set programme's family (groups of at most
 //! `max_group` nodes), which is what pruning against the best order plan needs.
+//!
+//! [`RestFloor::step`] and [`RestFloor::excess`] bound one step of the programme the same way,
+//! before its group is costed.
 
 use crate::error::Result;
 use crate::problem::Problem;
@@ -86,14 +92,16 @@ impl RestFloor {
         };
         // What a span adds, and whether no admissible group holds it.
         let worth = |span: &NodeSet, u: NodeId, w: NodeId| -> Result<(u64, bool)> {
-            let cut = min_cut(g, &bytes, span, u, w);
             if span.len() > max_group || !p.fits_somewhere(span)? {
-                return Ok((cut, true));
+                return Ok((min_cut(g, &bytes, span, u, w), true));
             }
             let mut own = span.clone();
             own.remove(w);
             let excess = tiles.as_ref().map_or(0, |t| t.excess_of(span, &own));
-            Ok((cut.min(excess), false))
+            if excess == 0 {
+                return Ok((0, false));
+            }
+            Ok((min_cut(g, &bytes, span, u, w).min(excess), false))
         };
         let mut spans: Vec<(u64, NodeId, NodeSet)> = Vec::new();
         for u in g.node_ids() {
