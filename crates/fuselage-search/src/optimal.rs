@@ -51,10 +51,10 @@
 //! thread count.
 //!
 //! **Where it is still slow.** The family holds every connected group of up to `max_group`
-//! nodes that fits. Where most of them fit, their number is the work: BRR streams weights, so
-//! on Llama-class decoders (16–22 layers, 2,048 tokens) at both 128 KiB and 2 MiB, and on
-//! Inception-v3 at 2 MiB, millions of distinct groups are valid and the programme takes 4–10 s
-//! on two cores (see `docs/optimal.md`). There, [`Budget::with_time_limit`] makes it an anytime
+//! nodes that fits. Where most of them fit and the bound's slack is spread over many layers,
+//! their number is the work: on Llama-class decoders (16–22 layers) under BRR, and on
+//! Inception-v3 at 2 MiB, the programme costs 1.5–3 million extensions and takes 2–9 s on two
+//! cores (see `docs/optimal.md`). There, [`Budget::with_time_limit`] makes it an anytime
 //! solver that returns the best order plan with the proven lower bound.
 //!
 //! **2. Larger groups, along candidate orders.** For one topological order π, the best plan whose
