@@ -449,28 +449,31 @@ impl<'a> Problem<'a> {
 pub fn remaining_lower_bound(g: &Graph, config: &CostConfig, covered: &NodeSet) -> u64 {
     let ab = config.activation_element_bytes();
     let wb = config.weight_element_bytes();
-    let mut read_nodes = NodeSet::new(g.len());
-    let mut read_inputs = vec![false; g.inputs().len()];
     let bytes = |s: Source| {
         g.rows_of(s)
             .saturating_mul(g.row_elements(s))
             .saturating_mul(ab)
     };
+    let rest_reads = |s: Source| g.consumers_of(s).iter().any(|&(c, _)| !covered.contains(c));
     let mut total: u64 = 0;
-    for v in g.node_ids().filter(|&v| !covered.contains(v)) {
-        let node = g.node(v);
-        total = total.saturating_add(node.weights.saturating_mul(wb));
-        if g.is_output(v) {
-            total = total.saturating_add(bytes(Source::Node(v)));
-        }
-        for &s in &node.inputs {
-            let first = match s {
-                Source::Node(u) => covered.contains(u) && read_nodes.insert(u),
-                Source::Input(i) => !std::mem::replace(&mut read_inputs[i.index()], true),
-            };
-            if first {
+    // Each tensor once: an uncovered node's weights and graph output, a covered node's or a
+    // graph input's tensor when the rest reads it (the optimiser asks this for every state,
+    // so it allocates nothing).
+    for v in g.node_ids() {
+        let s = Source::Node(v);
+        if !covered.contains(v) {
+            total = total.saturating_add(g.node(v).weights.saturating_mul(wb));
+            if g.is_output(v) {
                 total = total.saturating_add(bytes(s));
             }
+        } else if rest_reads(s) {
+            total = total.saturating_add(bytes(s));
+        }
+    }
+    for i in 0..g.inputs().len() {
+        let s = Source::Input(fuselage_ir::InputId(i as u32));
+        if rest_reads(s) {
+            total = total.saturating_add(bytes(s));
         }
     }
     total
