@@ -158,7 +158,7 @@ impl<C: CostModel> Cached<C> {
         }
     }
 
-    /// About how many bytes one entry of a group of `g`'s size takes.
+    /// About how many bytes one entry takes, from the size of its key.
     fn entry_bytes(group: &NodeSet) -> usize {
         // The key's bit blocks on the heap, the key and the answer in the table, a control
         // byte and the allocator's header.

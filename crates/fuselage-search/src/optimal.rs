@@ -381,6 +381,7 @@ impl Optimal {
         let g = p.graph();
         let n = g.len();
         let max_group = self.max_group.max(1);
+        let unfusable = p.unfusable();
         let mut out = Expansion::default();
         let mut seen: FxSet<NodeSet> = FxSet::default();
         let mut level: Vec<NodeSet> = g
@@ -395,7 +396,10 @@ impl Optimal {
             let costs: Vec<Result<(Option<u64>, bool)>> = level
                 .par_iter()
                 .map(|e| {
-                    if let Some(slack) = &slack {
+                    // The floors bound valid groups; an unfusable node alone is costed as is.
+                    let alone =
+                        e.is_singleton() && e.first().is_some_and(|v| unfusable.contains(v));
+                    if let Some(slack) = slack.as_ref().filter(|_| !alone) {
                         // No group containing `e` leaves room: neither cost nor grow it.
                         if slack.floor.excess(e) >= slack.grow {
                             return Ok((None, false));

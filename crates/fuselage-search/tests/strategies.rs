@@ -1,7 +1,7 @@
 //! Every strategy returns a valid plan, deterministically, never below the lower bound and never
 //! better than the exact optimiser.
 
-use fuselage_cost::{Brr, Cached, CostConfig, CostModel, Lbdf, evaluate_plan};
+use fuselage_cost::{Brr, Cached, CostConfig, CostKind, CostModel, Lbdf, evaluate_plan};
 use fuselage_ir::Graph;
 use fuselage_search::{
     Budget, Optimal, Problem, RestFloor, SearchKind, SearchStrategy, lower_bound,
@@ -146,21 +146,16 @@ fn optimal_is_the_same_on_one_thread_or_two() {
 fn the_bounded_run_matches_the_unbounded_downset_programme() {
     // `run` bounds the down-set programme by the best order plan, which may not lose the optimum
     // of the family. (The buffer floor, used by both, is a property test of fuselage-cost.)
-    for (name, brr, kib) in [
-        ("resnet50", false, 128),
-        ("mobilenet_v2", true, 128),
-        ("gpt2_l4_h256", true, 2048),
-        ("googlenet", false, 2048),
+    for (name, kind, kib) in [
+        ("resnet50", CostKind::Lbdf, 128),
+        ("mobilenet_v2", CostKind::Brr, 128),
+        ("gpt2_l4_h256", CostKind::Brr, 2048),
+        ("googlenet", CostKind::Lbdf, 2048),
     ] {
         let g = fuselage_zoo::build(name).unwrap();
-        let config = CostConfig::kib(kib).unwrap();
-        let model: Box<dyn CostModel> = if brr {
-            Box::new(Cached::new(Brr::new(config)))
-        } else {
-            Box::new(Cached::new(Lbdf::new(config)))
-        };
-        let splitter = RandomSplitter::new(model.as_ref());
-        let p = Problem::new(&g, model.as_ref(), &splitter).unwrap();
+        let model = Cached::new(kind.model(CostConfig::kib(kib).unwrap()));
+        let splitter = RandomSplitter::new(&model);
+        let p = Problem::new(&g, &model, &splitter).unwrap();
         let o = Optimal::default();
         let (_, downsets, _) = o.best_over_downsets(&p).unwrap();
         let r = o.run(&p, &Budget::new(1).unwrap(), 0).unwrap();
@@ -178,22 +173,17 @@ fn the_bounded_run_matches_the_unbounded_downset_programme() {
 fn the_rest_floor_is_below_the_optimum_and_adds_to_the_bound() {
     // Before anything is planned, compulsory traffic, rereads and cuts together may not exceed
     // the optimum; on these inputs the floor adds something (it prunes).
-    for (name, brr, kib) in [
-        ("googlenet", false, 2048),
-        ("googlenet", true, 128),
-        ("gpt2_l4_h256", true, 128),
-        ("bert_l4_h256", true, 2048),
-        ("vit_tiny_patch16_224", true, 2048),
+    for (name, kind, kib) in [
+        ("googlenet", CostKind::Lbdf, 2048),
+        ("googlenet", CostKind::Brr, 128),
+        ("gpt2_l4_h256", CostKind::Brr, 128),
+        ("bert_l4_h256", CostKind::Brr, 2048),
+        ("vit_tiny_patch16_224", CostKind::Brr, 2048),
     ] {
         let g = fuselage_zoo::build(name).unwrap();
-        let config = CostConfig::kib(kib).unwrap();
-        let model: Box<dyn CostModel> = if brr {
-            Box::new(Cached::new(Brr::new(config)))
-        } else {
-            Box::new(Cached::new(Lbdf::new(config)))
-        };
-        let splitter = RandomSplitter::new(model.as_ref());
-        let p = Problem::new(&g, model.as_ref(), &splitter).unwrap();
+        let model = Cached::new(kind.model(CostConfig::kib(kib).unwrap()));
+        let splitter = RandomSplitter::new(&model);
+        let p = Problem::new(&g, &model, &splitter).unwrap();
         let none = fuselage_ir::NodeSet::new(g.len());
         let (rereads, cuts) = RestFloor::of(&p, 64).unwrap().rest(&none);
         let optimum = Optimal::default()
