@@ -44,6 +44,8 @@ struct Reference {
     lower_bound: u64,
     optimal: PlanFile,
     proven: bool,
+    /// What the optimum's DRAM is proven to reach at least: `optimal`'s when proven.
+    optimum_floor: u64,
 }
 
 fn reference(g: &Graph, model: &Arc<dyn CostModel>, hw: &Accelerator) -> anyhow::Result<Reference> {
@@ -54,10 +56,14 @@ fn reference(g: &Graph, model: &Arc<dyn CostModel>, hw: &Accelerator) -> anyhow:
         .time_limit(std::time::Duration::from_secs(10))
         .stop(&crate::STOP)
         .run()?;
+    let optimum_floor = out.reference.map_or(out.lower_bound, |r| {
+        u64::try_from(r.lower_bound).unwrap_or(u64::MAX)
+    });
     Ok(Reference {
         lower_bound: out.lower_bound,
         proven: out.reference.is_some_and(|r| r.proven),
         optimal: out.plan_file,
+        optimum_floor,
     })
 }
 
@@ -274,6 +280,7 @@ fn plan(
                 m.insert("lower_bound_bytes".into(), json!(r.lower_bound));
                 m.insert("optimal_dram_bytes".into(), json!(r.optimal.dram_bytes));
                 m.insert("optimal_proven".into(), json!(r.proven));
+                m.insert("optimal_lower_bound".into(), json!(r.optimum_floor));
                 m.insert(
                     "groups_not_in_optimal".into(),
                     serde_json::to_value(&d.only_in_a)?,
@@ -332,6 +339,13 @@ fn plan(
                     " (not proven: time limit)"
                 }
             )?;
+            if !r.proven {
+                outln!(
+                    "optimum at least {:>7.3} MB   proven gap at most {}",
+                    mb(r.optimum_floor),
+                    gap(report.dram_bytes, r.optimum_floor)
+                )?;
+            }
             outln!(
                 "groups that differ from the optimal plan: {} here, {} there ({} shared)",
                 d.only_in_a.len(),

@@ -151,6 +151,9 @@ struct OptimizeFile {
     /// Whether the reference optimum finished (exact over its family) rather than stopping at
     /// its time limit.
     optimal_proven: bool,
+    /// What the optimum's objective is proven to reach at least: `optimal_objective_value`
+    /// when proven; `null` with --no-reference.
+    optimal_lower_bound: Option<u128>,
     history: Vec<u64>,
     front: Vec<fuselage::search::Score>,
     /// Invalid groups the explanation-guided splitter turned valid without a random
@@ -316,6 +319,7 @@ pub fn run(a: OptimizeCmd, registry: &Registry) -> anyhow::Result<()> {
         optimal_objective_value: out.reference.map(|r| r.cost),
         optimal_dram_bytes: out.reference.map(|r| r.dram_bytes),
         optimal_proven: out.reference.is_some_and(|r| r.proven),
+        optimal_lower_bound: out.reference.map(|r| r.lower_bound),
         history: result.history.clone(),
         front: result.front.clone(),
         explainer: out.names.explainer.clone(),
@@ -471,6 +475,18 @@ pub fn run(a: OptimizeCmd, registry: &Registry) -> anyhow::Result<()> {
                 "gap to optimal",
                 gap(result.score.cost, r.cost)
             )?;
+            if !r.proven {
+                outln!(
+                    "{:<26}{:>14}",
+                    format!("optimum at least ({})", out.objective),
+                    r.lower_bound
+                )?;
+                outln!(
+                    "{:<26}{:>14}",
+                    "proven gap at most",
+                    gap(result.score.cost, r.lower_bound)
+                )?;
+            }
         }
         Some(r) => {
             let (optimal, proven) = (r.dram_bytes, r.proven);
@@ -490,6 +506,19 @@ pub fn run(a: OptimizeCmd, registry: &Registry) -> anyhow::Result<()> {
                 "gap to optimal",
                 gap(report.dram_bytes, optimal)
             )?;
+            if !proven {
+                let bound = u64::try_from(r.lower_bound).unwrap_or(u64::MAX);
+                outln!(
+                    "{:<26}{:>14}",
+                    "optimum at least (MB)",
+                    format!("{:.3}", mb(bound))
+                )?;
+                outln!(
+                    "{:<26}{:>14}",
+                    "proven gap at most",
+                    gap(report.dram_bytes, bound)
+                )?;
+            }
         }
         None => outln!("{:<26}{:>14}", "optimal (MB)", "not computed")?,
     }

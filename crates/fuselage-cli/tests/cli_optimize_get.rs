@@ -238,6 +238,38 @@ fn the_reference_optimum_can_be_skipped_or_bounded() {
     assert_eq!(plan["optimal_proven"], true);
     assert!(plan["optimal_dram_bytes"].as_u64().is_some());
     assert!(summary.contains("optimum proven"), "{summary}");
+    assert_eq!(plan["optimal_lower_bound"], plan["optimal_objective_value"]);
+    assert!(!summary.contains("optimum at least"), "{summary}");
+    // A spent limit leaves the optimum unproven, between the proven bound and the best plan
+    // the optimiser found; the bound is above the compulsory traffic.
+    let (plan, summary) = optimize(&["--reference-limit", "0"], &tmp("ref0.json"));
+    assert_eq!(plan["optimal_proven"], false);
+    let bound = plan["optimal_lower_bound"].as_u64().unwrap();
+    let best = plan["optimal_objective_value"].as_u64().unwrap();
+    let compulsory = plan["lower_bound_bytes"].as_u64().unwrap();
+    assert!(
+        compulsory < bound && bound <= best,
+        "{compulsory} {bound} {best}"
+    );
+    let line = |label: &str| {
+        summary
+            .lines()
+            .find(|l| l.starts_with(label))
+            .unwrap_or_else(|| panic!("no {label} in {summary}"))
+            .split_whitespace()
+            .last()
+            .unwrap()
+            .to_string()
+    };
+    assert_eq!(
+        line("optimum at least (MB)"),
+        format!("{:.3}", bound as f64 / 1e6)
+    );
+    let dram = plan["dram_bytes"].as_u64().unwrap();
+    assert_eq!(
+        line("proven gap at most"),
+        format!("{:+.2}%", (dram as f64 / bound as f64 - 1.0) * 100.0)
+    );
     let bad = fuselage(&[
         "optimize",
         "resnet18",

@@ -135,6 +135,7 @@ fn a_plan_against_the_optimum_shows_its_gaps_and_the_groups_that_differ() {
     );
     assert!(lb <= opt && opt <= dram, "{lb} {opt} {dram}");
     assert_eq!(v["optimal_proven"], true);
+    assert_eq!(v["optimal_lower_bound"], v["optimal_dram_bytes"]);
     let sum = |k: &str| {
         v[k].as_array()
             .unwrap()

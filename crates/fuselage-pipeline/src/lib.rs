@@ -114,6 +114,12 @@ pub struct Optimum {
     /// Whether [`Optimal`] finished (exact over its family) rather than stop at its limit.
     /// Never for EDP, for which `Optimal` is not exact.
     pub proven: bool,
+    /// What no plan of [`Optimal`]'s family scores below ([`SearchResult::lower_bound`]):
+    /// `cost` itself when proven; else a lower bound on the family's optimum: what the whole
+    /// graph must cost (the compulsory traffic, the weights it must stream again and the
+    /// tensors it must cut: [`fuselage_search::RestFloor`]), raised by the down-set
+    /// programme's waiting states when the limit stopped it there.
+    pub lower_bound: u128,
 }
 
 impl Optimum {
@@ -122,6 +128,7 @@ impl Optimum {
             dram_bytes: result.score.dram_bytes,
             cost: result.score.cost,
             proven: result.stop == StopReason::Exhausted && objective.is_additive(),
+            lower_bound: result.lower_bound.unwrap_or(0).min(result.score.cost),
         }
     }
 }

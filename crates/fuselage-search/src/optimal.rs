@@ -55,7 +55,11 @@
 //! their number is the work: on Llama-class decoders (16–22 layers) under BRR, and on
 //! Inception-v3 at 2 MiB, the programme costs 1.5–3 million extensions and takes 2–9 s on two
 //! cores (see `docs/optimal.md`). There, [`Budget::with_time_limit`] makes it an anytime
-//! solver that returns the best order plan with the proven lower bound.
+//! solver that returns the best plan so far with a proven lower bound on the optimum
+//! ([`SearchResult::lower_bound`]): the whole graph's rest bound (computed before the orders,
+//! so a run stopped during them has it too), raised, when the limit stops the down-set
+//! programme, to the least `best[D]` plus the rest bound over the states still waiting (every
+//! better plan passes through one of them).
 //!
 //! **2. Larger groups, along candidate orders.** For one topological order π, the best plan whose
 //! groups are the components of consecutive segments of π (at most `max_segment` nodes, default
@@ -245,11 +249,13 @@ impl Optimal {
     pub fn best_over_downsets(&self, p: &Problem<'_>) -> Result<(Plan, u64, u64)> {
         // Without a limit or a bound the programme always completes with a plan.
         let unlimited = Budget::new(1)?;
-        Ok(match self.downsets_until(p, &unlimited, u64::MAX)? {
-            Downsets::Found(plan, cost, costed) => (plan, cost, costed),
-            Downsets::NoneBelow(costed) => (Plan::default(), u64::MAX, costed),
-            Downsets::GaveUp => (Plan::default(), u64::MAX, 0),
-        })
+        Ok(
+            match self.downsets_until(p, &unlimited, u64::MAX, &RestFloor::default())? {
+                Downsets::Found(plan, cost, costed) => (plan, cost, costed),
+                Downsets::NoneBelow(costed) => (Plan::default(), u64::MAX, costed),
+                Downsets::GaveUp(_) => (Plan::default(), u64::MAX, 0),
+            },
+        )
     }
 
     /// [`Optimal::best_over_downsets`], given up when `budget` expires (its time limit or its
@@ -257,10 +263,18 @@ impl Optimal {
     /// that move less than `upper` bytes.
     ///
     /// **Bound.** A state `D` is not extended when `best[D]` plus the traffic the rest must
-    /// move ([`remaining_lower_bound`] and [`RestFloor::rest`]) already reaches `upper`: every
-    /// plan through `D` costs at least that; nor is a step whose floor reaches it (see
-    /// [`Slack`]). With `upper` the best order plan, this leaves the programme exact: a
-    /// plan of the family that beats `upper` passes only through states below the bound.
+    /// move ([`rest_bound`]: [`remaining_lower_bound`] and `floor`'s [`RestFloor::rest`])
+    /// already reaches `upper`: every plan through `D` costs at least that; nor is a step whose
+    /// floor reaches it (see [`Slack`]). With `upper` the best order plan, this leaves the
+    /// programme exact: a plan of the family that beats `upper` passes only through states
+    /// below the bound.
+    ///
+    /// **Given up.** States are expanded by size, so when the budget expires every plan of
+    /// the family that beats `upper` enters, at its first step past the expanded states, a
+    /// state still waiting, reached at no more than `best` of it (the expanded states kept
+    /// every step that could beat `upper`). So the family's optimum is at least the least
+    /// `best[D] + rest_bound(D)` over the waiting states, or `upper`:
+    /// [`Downsets::GaveUp`] carries that proven lower bound.
     ///
     /// A step adds one *connected* group `E` to the down-set `D`, with `D ∪ E` again a
     /// down-set. Such extensions are generated without visiting any other set: start from a
@@ -271,7 +285,13 @@ impl Optimal {
     /// and its closure lies inside `E`. A disconnected extension is never needed: its
     /// components are steps of their own. On an Inception module with four branches this visits
     /// a few extensions per state instead of every combination of branch prefixes.
-    fn downsets_until(&self, p: &Problem<'_>, budget: &Budget<'_>, upper: u64) -> Result<Downsets> {
+    fn downsets_until(
+        &self,
+        p: &Problem<'_>,
+        budget: &Budget<'_>,
+        upper: u64,
+        floor: &RestFloor,
+    ) -> Result<Downsets> {
         use rayon::prelude::*;
         use std::collections::BTreeMap;
         use std::collections::hash_map::Entry;
@@ -286,18 +306,20 @@ impl Optimal {
         by_size.entry(0).or_default().push(empty);
         let mut costed = 0u64;
         let out_of_time = || budget.expired();
-        let floor = if upper == u64::MAX {
-            RestFloor::default()
-        } else {
-            RestFloor::of(p, self.max_group.max(1))?
-        };
         // States of one size do not lead to each other: they are expanded in parallel, and
         // their extensions merged in the layer's order, so the result is the same whatever the
         // thread count.
         while let Some((&size, _)) = by_size.iter().next() {
             let layer = by_size.remove(&size).unwrap_or_default();
             if out_of_time() {
-                return Ok(Downsets::GaveUp);
+                let waiting: Vec<&NodeSet> =
+                    layer.iter().chain(by_size.values().flatten()).collect();
+                let least = waiting
+                    .par_iter()
+                    .map(|d| best[*d].0.saturating_add(rest_bound(p, floor, d)))
+                    .min()
+                    .unwrap_or(u64::MAX);
+                return Ok(Downsets::GaveUp(least.min(upper)));
             }
             let expanded: Vec<Result<Expansion>> = layer
                 .par_iter()
@@ -305,25 +327,21 @@ impl Optimal {
                     let base = best[d].0;
                     let mut slack = None;
                     if upper != u64::MAX {
-                        let (rereads, cuts) = floor.rest(d);
+                        let rest = rest_bound(p, floor, d);
+                        if base.saturating_add(rest) >= upper {
+                            return Ok(Expansion::default());
+                        }
                         if p.objective() == Objective::Dram && floor.streams() {
-                            // The DRAM bound is a sum: the compulsory part once.
-                            let grow = p.remaining_bound(d).saturating_add(rereads);
-                            let rest = grow.saturating_add(cuts);
-                            if base.saturating_add(rest) >= upper {
-                                return Ok(Expansion::default());
-                            }
-                            let grow = grow.saturating_add(floor.far_cuts(d, self.max_group));
+                            // The DRAM bound is a sum: the rest's without its cuts, and the
+                            // cuts no group added next can hold the start of.
+                            let (_, cuts) = floor.rest(d);
+                            let grow =
+                                (rest - cuts).saturating_add(floor.far_cuts(d, self.max_group));
                             slack = Some(Slack {
                                 step: upper - base - rest,
                                 grow: upper.saturating_sub(base.saturating_add(grow)),
-                                floor: &floor,
+                                floor,
                             });
-                        } else {
-                            let rest = p.remaining_bound_with(d, rereads.saturating_add(cuts));
-                            if base.saturating_add(rest) >= upper {
-                                return Ok(Expansion::default());
-                            }
                         }
                     }
                     self.expand(p, &net, d, base, upper, slack)
@@ -518,8 +536,16 @@ enum Downsets {
     Found(Plan, u64, u64),
     /// No plan of the family moves less than the bound (after this many extensions).
     NoneBelow(u64),
-    /// The budget expired (time limit or stop flag).
-    GaveUp,
+    /// The budget expired (time limit or stop flag); what the family's optimum is proven to
+    /// reach at least (see [`Optimal::downsets_until`]).
+    GaveUp(u64),
+}
+
+/// What every plan through the down-set `covered` still pays for the rest, in the problem's
+/// objective: [`Problem::remaining_bound_with`] the rest floor's rereads and cuts.
+fn rest_bound(p: &Problem<'_>, floor: &RestFloor, covered: &NodeSet) -> u64 {
+    let (rereads, cuts) = floor.rest(covered);
+    p.remaining_bound_with(covered, rereads.saturating_add(cuts))
 }
 
 /// What a segment of an order costs.
@@ -596,6 +622,11 @@ impl Optimal {
             None => (Plan::default(), Score::worst()),
         };
         let history = vec![u64::try_from(score.cost).unwrap_or(u64::MAX)];
+        // Every plan of the family is at least as slow and as costly as the two bounds.
+        let lower_bound = fast
+            .lower_bound
+            .zip(frugal.lower_bound)
+            .map(|(l, e)| l.saturating_mul(e));
         Ok((
             SearchResult {
                 plan,
@@ -604,6 +635,7 @@ impl Optimal {
                 history,
                 stop,
                 front: Vec::new(),
+                lower_bound,
             },
             bound,
         ))
@@ -631,6 +663,9 @@ impl Optimal {
     ) -> Result<SearchResult> {
         use rayon::prelude::*;
         let g = p.graph();
+        // Computed first (tens of milliseconds on a Llama), so that a run the clock stops
+        // during the orders still proves more than the compulsory traffic.
+        let floor = RestFloor::of(p, self.max_group.max(1))?;
         let orders = self.candidate_orders(g, seed);
         let steps = orders.len() as u64 + 1;
         let mut stop = StopReason::Exhausted;
@@ -665,15 +700,30 @@ impl Optimal {
                 history.push(s.capped_cost());
             }
         }
+        // What no plan of the family beats: the whole graph's rest bound until the down-set
+        // programme proves more.
+        let mut proven = rest_bound(p, &floor, &NodeSet::new(g.len()));
         if stop == StopReason::Exhausted {
             let upper = best.as_ref().map_or(u64::MAX, |(_, s)| s.capped_cost());
-            match self.downsets_until(p, budget, upper)? {
+            let floor = if upper == u64::MAX {
+                RestFloor::default()
+            } else {
+                floor
+            };
+            match self.downsets_until(p, budget, upper, &floor)? {
                 Downsets::Found(plan, _, costed) => {
                     evaluations += costed;
                     keep_better(p, &mut best, plan)?;
+                    proven = u64::MAX;
                 }
-                Downsets::NoneBelow(costed) => evaluations += costed,
-                Downsets::GaveUp => stop = budget.cut_short(),
+                Downsets::NoneBelow(costed) => {
+                    evaluations += costed;
+                    proven = u64::MAX;
+                }
+                Downsets::GaveUp(least) => {
+                    stop = budget.cut_short();
+                    proven = proven.max(least);
+                }
             }
             if let Some((_, s)) = &best {
                 history.push(s.capped_cost());
@@ -689,6 +739,7 @@ impl Optimal {
                 (plan, score)
             }
         };
+        let lower_bound = Some(u128::from(proven).min(score.cost));
         Ok(SearchResult {
             plan,
             score,
@@ -696,6 +747,7 @@ impl Optimal {
             history,
             stop,
             front: Vec::new(),
+            lower_bound,
         })
     }
 }

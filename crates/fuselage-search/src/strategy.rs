@@ -138,6 +138,11 @@ pub struct SearchResult {
     /// The non-dominated front of the problem's [`pair`](Problem::pair) (DRAM and MBU by
     /// default), for multi-objective strategies; empty otherwise.
     pub front: Vec<Score>,
+    /// What an exact strategy proved no plan of its family scores below, in [`Score::cost`]'s
+    /// units: the returned score itself when it proved that plan optimal, a lower bound on the
+    /// optimum otherwise (its budget cut it short, or an objective such as EDP that it only
+    /// bounds). `None` for heuristics, which prove nothing.
+    pub lower_bound: Option<u128>,
 }
 
 /// The bookkeeping every budgeted strategy shares: the best plan so far, the best-DRAM
@@ -244,6 +249,7 @@ impl<'b, 'p> Tracker<'b, 'p> {
             history: self.history,
             stop,
             front,
+            lower_bound: None,
         }
     }
 }
@@ -273,7 +279,7 @@ impl<'b, 'p> Tracker<'b, 'p> {
 ///         let plan = Plan::singletons(p.graph());
 ///         let score = p.score(&plan)?;
 ///         Ok(SearchResult { plan, score, evaluations: 1, history: vec![score.capped_cost()],
-///                           stop: StopReason::Exhausted, front: vec![] })
+///                           stop: StopReason::Exhausted, front: vec![], lower_bound: None })
 ///     }
 /// }
 /// let g = fuselage_zoo::build("resnet18").unwrap();

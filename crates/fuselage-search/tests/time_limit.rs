@@ -2,7 +2,10 @@
 //! exact optimiser finishes and is proven.
 
 use fuselage_cost::{Brr, Cached, CostConfig, evaluate_plan};
-use fuselage_search::{Budget, Optimal, Problem, SearchKind, SearchStrategy, StopReason};
+use fuselage_ir::NodeSet;
+use fuselage_search::{
+    Budget, Optimal, Problem, RestFloor, SearchKind, SearchStrategy, StopReason,
+};
 use fuselage_split::RandomSplitter;
 use std::time::Duration;
 
@@ -29,11 +32,24 @@ fn a_spent_time_limit_returns_a_complete_plan_marked_unproven() {
         .unwrap();
     assert_eq!(full.stop, StopReason::Exhausted);
     assert!(full.score.dram_bytes <= quick.score.dram_bytes);
+    // Finished, it proves its plan optimal; stopped during the orders, it still proves the
+    // whole graph's rest bound: the compulsory traffic with the weights the rest must stream
+    // again and the tensors it must cut.
+    assert_eq!(full.lower_bound, Some(full.score.cost));
+    let none = NodeSet::new(g.len());
+    let (rereads, cuts) = RestFloor::of(&p, Optimal::default().max_group)
+        .unwrap()
+        .rest(&none);
+    let rest = p.remaining_bound(&none) + rereads + cuts;
+    assert!(rest > p.lower_bound(), "{rest} {}", p.lower_bound());
+    assert!(rest <= full.score.dram_bytes);
+    assert_eq!(quick.lower_bound, Some(u128::from(rest)));
 
     // A search makes its first evaluation, then stops.
     for name in [SearchKind::Random, SearchKind::Local, SearchKind::Nsga2] {
         let r = name.strategy().run(&p, &spent(), 1).unwrap();
         assert_eq!(r.stop, StopReason::TimeLimit, "{name}");
+        assert_eq!(r.lower_bound, None, "{name} proves nothing");
         assert!(r.evaluations >= 1 && r.evaluations < 1_000_000, "{name}");
         assert!(
             evaluate_plan(&inner, &g, &r.plan).unwrap().is_valid(),
@@ -86,5 +102,44 @@ fn a_stop_flag_ends_every_strategy_with_its_best_plan_so_far() {
             evaluate_plan(&inner, &g, &r.plan).unwrap().is_valid(),
             "{kind}"
         );
+    }
+}
+
+#[test]
+fn the_optimiser_stopped_in_its_down_set_programme_proves_a_bound_below_the_optimum() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    // Inception-v3 at 128 KiB: the down-set programme does most of the work, so a stop after
+    // a few moments lands in it (or in the orders: the bound holds either way).
+    let g = fuselage_zoo::build("inception_v3").unwrap();
+    let inner = Brr::new(CostConfig::kib(128).unwrap());
+    let model = Cached::new(&inner);
+    let splitter = RandomSplitter::new(&model);
+    let p = Problem::new(&g, &model, &splitter).unwrap();
+    let full = Optimal::default()
+        .run(&p, &Budget::new(1).unwrap(), 1)
+        .unwrap();
+    let optimum = full.score.cost;
+    assert_eq!(full.lower_bound, Some(optimum));
+    let none = NodeSet::new(g.len());
+    let (rereads, cuts) = RestFloor::of(&p, 64).unwrap().rest(&none);
+    let rest = u128::from(p.remaining_bound(&none) + rereads + cuts);
+    for millis in [20, 200, 800] {
+        let flag = AtomicBool::new(false);
+        let budget = Budget::new(1).unwrap().with_stop(&flag);
+        let r = std::thread::scope(|s| {
+            let run = s.spawn(|| Optimal::default().run(&p, &budget, 1).unwrap());
+            std::thread::sleep(Duration::from_millis(millis));
+            flag.store(true, Ordering::SeqCst);
+            run.join().unwrap()
+        });
+        let bound = r.lower_bound.unwrap();
+        assert!(
+            rest <= bound && bound <= optimum,
+            "{millis} ms: {rest} {bound} {optimum}"
+        );
+        assert!(bound <= r.score.cost);
+        if r.stop == StopReason::Exhausted {
+            assert_eq!(bound, optimum);
+        }
     }
 }
