@@ -117,8 +117,8 @@ pub struct Optimum {
     /// What no plan of [`Optimal`]'s family scores below ([`SearchResult::lower_bound`]):
     /// `cost` itself when proven; else a lower bound on the family's optimum: what the whole
     /// graph must cost (the compulsory traffic, the weights it must stream again and the
-    /// tensors it must cut: [`fuselage_search::RestFloor`]), raised by the down-set
-    /// programme's waiting states when the limit stopped it there.
+    /// tensors it must cut: [`fuselage_search::RestFloor`]), or, when the limit stopped the
+    /// down-set programme, what its waiting states must cost (see [`Optimal`]'s module docs).
     pub lower_bound: u128,
 }
 

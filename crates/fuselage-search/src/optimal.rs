@@ -56,10 +56,11 @@
 //! Inception-v3 at 2 MiB, the programme costs 1.5–3 million extensions and takes 2–9 s on two
 //! cores (see `docs/optimal.md`). There, [`Budget::with_time_limit`] makes it an anytime
 //! solver that returns the best plan so far with a proven lower bound on the optimum
-//! ([`SearchResult::lower_bound`]): the whole graph's rest bound (computed before the orders,
-//! so a run stopped during them has it too), raised, when the limit stops the down-set
-//! programme, to the least `best[D]` plus the rest bound over the states still waiting (every
-//! better plan passes through one of them).
+//! ([`SearchResult::lower_bound`]): stopped during the orders, the whole graph's rest bound
+//! with spans longer than either family's groups; stopped in the down-set programme, the
+//! least `best[D]` plus the rest bound over the states still waiting (every plan of the
+//! first family that beats the best order plan passes through one of them), or the best
+//! order plan.
 //!
 //! **2. Larger groups, along candidate orders.** For one topological order π, the best plan whose
 //! groups are the components of consecutive segments of π (at most `max_segment` nodes, default
@@ -663,9 +664,6 @@ impl Optimal {
     ) -> Result<SearchResult> {
         use rayon::prelude::*;
         let g = p.graph();
-        // Computed first (tens of milliseconds on a Llama), so that a run the clock stops
-        // during the orders still proves more than the compulsory traffic.
-        let floor = RestFloor::of(p, self.max_group.max(1))?;
         let orders = self.candidate_orders(g, seed);
         let steps = orders.len() as u64 + 1;
         let mut stop = StopReason::Exhausted;
@@ -700,16 +698,19 @@ impl Optimal {
                 history.push(s.capped_cost());
             }
         }
-        // What no plan of the family beats: the whole graph's rest bound until the down-set
-        // programme proves more.
-        let mut proven = rest_bound(p, &floor, &NodeSet::new(g.len()));
+        let none = NodeSet::new(g.len());
+        // What no plan of either family beats (`u64::MAX`: the plan is optimal).
+        let mut proven;
         if stop == StopReason::Exhausted {
             let upper = best.as_ref().map_or(u64::MAX, |(_, s)| s.capped_cost());
             let floor = if upper == u64::MAX {
                 RestFloor::default()
             } else {
-                floor
+                RestFloor::of(p, self.max_group.max(1))?
             };
+            // The best order plan is the second family's optimum; the first's pays at least
+            // the whole graph's rest bound, until the down-set programme proves more.
+            proven = rest_bound(p, &floor, &none).min(upper);
             match self.downsets_until(p, budget, upper, &floor)? {
                 Downsets::Found(plan, _, costed) => {
                     evaluations += costed;
@@ -728,6 +729,12 @@ impl Optimal {
             if let Some((_, s)) = &best {
                 history.push(s.capped_cost());
             }
+        } else {
+            // Not every order ran, so the second family's optimum is unknown: a floor that
+            // every plan of both families pays, whose spans no group of either holds (tens of
+            // milliseconds past the limit on a Llama).
+            let reach = self.max_group.max(self.max_segment).max(1);
+            proven = rest_bound(p, &RestFloor::of(p, reach)?, &none);
         }
         budget.report(budget.evaluations());
         let (plan, score) = match best {
