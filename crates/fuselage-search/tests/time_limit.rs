@@ -9,6 +9,18 @@ use fuselage_search::{
 use fuselage_split::RandomSplitter;
 use std::time::Duration;
 
+/// What `Optimal` proves when stopped during its order programmes: the compulsory traffic
+/// with the weights the rest must stream again and the tensors it must cut, over spans no
+/// group of either family holds.
+fn floor_of_the_orders(p: &Problem<'_>) -> u64 {
+    let none = NodeSet::new(p.graph().len());
+    let o = Optimal::default();
+    let (rereads, cuts) = RestFloor::of(p, o.max_group.max(o.max_segment))
+        .unwrap()
+        .rest(&none);
+    p.remaining_bound(&none) + rereads + cuts
+}
+
 #[test]
 fn a_spent_time_limit_returns_a_complete_plan_marked_unproven() {
     let g = fuselage_zoo::build("resnet152").unwrap();
@@ -36,12 +48,7 @@ fn a_spent_time_limit_returns_a_complete_plan_marked_unproven() {
     // whole graph's rest bound: the compulsory traffic with the weights the rest must stream
     // again and the tensors it must cut, over spans no group of either family holds.
     assert_eq!(full.lower_bound, Some(full.score.cost));
-    let none = NodeSet::new(g.len());
-    let o = Optimal::default();
-    let (rereads, cuts) = RestFloor::of(&p, o.max_group.max(o.max_segment))
-        .unwrap()
-        .rest(&none);
-    let rest = p.remaining_bound(&none) + rereads + cuts;
+    let rest = floor_of_the_orders(&p);
     assert!(rest > p.lower_bound(), "{rest} {}", p.lower_bound());
     assert!(rest <= full.score.dram_bytes);
     assert_eq!(quick.lower_bound, Some(u128::from(rest)));
@@ -121,13 +128,8 @@ fn the_optimiser_stopped_in_its_down_set_programme_proves_a_bound_below_the_opti
         .unwrap();
     let optimum = full.score.cost;
     assert_eq!(full.lower_bound, Some(optimum));
-    let none = NodeSet::new(g.len());
     // The floor of a run stopped in the orders; one stopped later proves at least as much.
-    let o = Optimal::default();
-    let (rereads, cuts) = RestFloor::of(&p, o.max_group.max(o.max_segment))
-        .unwrap()
-        .rest(&none);
-    let rest = u128::from(p.remaining_bound(&none) + rereads + cuts);
+    let rest = u128::from(floor_of_the_orders(&p));
     for millis in [20, 200, 800] {
         let flag = AtomicBool::new(false);
         let budget = Budget::new(1).unwrap().with_stop(&flag);
