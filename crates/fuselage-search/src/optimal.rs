@@ -317,7 +317,7 @@ impl Optimal {
                     layer.iter().chain(by_size.values().flatten()).collect();
                 let least = waiting
                     .par_iter()
-                    .map(|d| best[*d].0.saturating_add(rest_bound(p, floor, d)))
+                    .map(|d| best[*d].0.saturating_add(rest_bound(p, floor, d).0))
                     .min()
                     .unwrap_or(u64::MAX);
                 return Ok(Downsets::GaveUp(least.min(upper)));
@@ -328,14 +328,13 @@ impl Optimal {
                     let base = best[d].0;
                     let mut slack = None;
                     if upper != u64::MAX {
-                        let rest = rest_bound(p, floor, d);
+                        let (rest, cuts) = rest_bound(p, floor, d);
                         if base.saturating_add(rest) >= upper {
                             return Ok(Expansion::default());
                         }
                         if p.objective() == Objective::Dram && floor.streams() {
                             // The DRAM bound is a sum: the rest's without its cuts, and the
                             // cuts no group added next can hold the start of.
-                            let (_, cuts) = floor.rest(d);
                             let grow =
                                 (rest - cuts).saturating_add(floor.far_cuts(d, self.max_group));
                             slack = Some(Slack {
@@ -543,10 +542,12 @@ enum Downsets {
 }
 
 /// What every plan through the down-set `covered` still pays for the rest, in the problem's
-/// objective: [`Problem::remaining_bound_with`] the rest floor's rereads and cuts.
-fn rest_bound(p: &Problem<'_>, floor: &RestFloor, covered: &NodeSet) -> u64 {
+/// objective ([`Problem::remaining_bound_with`] the rest floor's rereads and cuts), and those
+/// cuts.
+fn rest_bound(p: &Problem<'_>, floor: &RestFloor, covered: &NodeSet) -> (u64, u64) {
     let (rereads, cuts) = floor.rest(covered);
-    p.remaining_bound_with(covered, rereads.saturating_add(cuts))
+    let rest = p.remaining_bound_with(covered, rereads.saturating_add(cuts));
+    (rest, cuts)
 }
 
 /// What a segment of an order costs.
@@ -710,7 +711,7 @@ impl Optimal {
             };
             // The best order plan is the second family's optimum; the first's pays at least
             // the whole graph's rest bound, until the down-set programme proves more.
-            proven = rest_bound(p, &floor, &none).min(upper);
+            proven = rest_bound(p, &floor, &none).0.min(upper);
             match self.downsets_until(p, budget, upper, &floor)? {
                 Downsets::Found(plan, _, costed) => {
                     evaluations += costed;
@@ -734,7 +735,7 @@ impl Optimal {
             // every plan of both families pays, whose spans no group of either holds (tens of
             // milliseconds past the limit on a Llama).
             let reach = self.max_group.max(self.max_segment).max(1);
-            proven = rest_bound(p, &RestFloor::of(p, reach)?, &none);
+            proven = rest_bound(p, &RestFloor::of(p, reach)?, &none).0;
         }
         budget.report(budget.evaluations());
         let (plan, score) = match best {
