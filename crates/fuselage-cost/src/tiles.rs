@@ -152,6 +152,22 @@ impl TileFloor {
             .collect()
     }
 
+    /// Whether nodes `v` and `w` have the same floors, `map` taking each tensor `v` reads to
+    /// the one `w` reads in its place: then a group holding `v` and its shift holding `w`
+    /// get the same [`excess`](Self::excess).
+    pub fn same_node(&self, v: NodeId, w: NodeId, map: impl Fn(Source) -> Option<Source>) -> bool {
+        let (i, j) = (v.index(), w.index());
+        self.weights[i] == self.weights[j]
+            && self.streams[i] == self.streams[j]
+            && self.tiles[i] == self.tiles[j]
+            && self.out_bytes[i] == self.out_bytes[j]
+            && self.tracked_inputs[i].len() == self.tracked_inputs[j].len()
+            && self.tracked_inputs[i]
+                .iter()
+                .zip(&self.tracked_inputs[j])
+                .all(|(&(s, b), &(t, c))| b == c && map(s) == Some(t))
+    }
+
     /// What every valid group containing `group` pays beyond `I + O + W` and its members'
     /// [`rereads`](Self::rereads): when `group` must stream (it holds a node that always
     /// streams, or its weights alone do not fit), every member's weights are read `T − 1`

@@ -66,6 +66,16 @@ impl RestFloor {
     /// # Errors
     /// When the cost model fails.
     pub fn of(p: &Problem<'_>, max_group: usize) -> Result<RestFloor> {
+        Self::within(p, max_group, &[])
+    }
+
+    /// [`RestFloor::of`] with only the spans that lie inside one of `regions` (all spans when
+    /// there are none): the floor of each region's rest, for a programme that plans the
+    /// regions apart ([`Optimal`](crate::Optimal)'s independent regions).
+    ///
+    /// # Errors
+    /// When the cost model fails.
+    pub fn within(p: &Problem<'_>, max_group: usize, regions: &[NodeSet]) -> Result<RestFloor> {
         let g = p.graph();
         let n = g.len();
         let tiles = p.model().tile_floor(g)?;
@@ -103,16 +113,23 @@ impl RestFloor {
             }
             Ok((min_cut(g, &bytes, span, u, w).min(excess), false))
         };
+        let inside =
+            |span: &NodeSet| regions.is_empty() || regions.iter().any(|r| span.is_subset(r));
         let mut spans: Vec<(u64, NodeId, NodeSet)> = Vec::new();
         for u in g.node_ids() {
             for w in net_consumers(g, u) {
                 let span = span_of(u, w);
-                spans.push((worth(&span, u, w)?.0, u, span));
+                if inside(&span) {
+                    spans.push((worth(&span, u, w)?.0, u, span));
+                }
             }
         }
         for (i, &u) in necks.iter().enumerate() {
             for &w in &necks[i + 1..] {
                 let span = span_of(u, w);
+                if !inside(&span) {
+                    break;
+                }
                 let (value, forced) = worth(&span, u, w)?;
                 spans.push((value, u, span));
                 if forced {
@@ -172,6 +189,21 @@ impl RestFloor {
             .iter()
             .filter(|(u, up)| !covered.contains(*u) && up.difference_len(covered) > reach)
             .fold(0u64, |s, (u, _)| s.saturating_add(self.cuts[u.index()]))
+    }
+
+    /// Whether nodes `v` and `w` carry the same floors (rereads, cut, output bytes and tile
+    /// floors), `map` taking each tensor `v` reads to the one `w` reads in its place.
+    pub(crate) fn same_node(
+        &self,
+        v: NodeId,
+        w: NodeId,
+        map: impl Fn(Source) -> Option<Source>,
+    ) -> bool {
+        let (i, j) = (v.index(), w.index());
+        self.rereads.get(i) == self.rereads.get(j)
+            && self.cuts.get(i) == self.cuts.get(j)
+            && self.bytes.get(i) == self.bytes.get(j)
+            && self.tiles.as_ref().is_none_or(|t| t.same_node(v, w, map))
     }
 
     /// Whether the cost model streams weights in tiles (it has a [`TileFloor`]).
@@ -234,14 +266,14 @@ impl RestFloor {
 }
 
 /// The distinct consumers of `u`.
-fn net_consumers(g: &Graph, u: NodeId) -> Vec<NodeId> {
+pub(crate) fn net_consumers(g: &Graph, u: NodeId) -> Vec<NodeId> {
     let mut c: Vec<NodeId> = g.consumers(u).iter().map(|&(c, _)| c).collect();
     c.dedup();
     c
 }
 
 /// Strict ancestors and strict descendants of every node.
-fn reach(g: &Graph) -> (Vec<NodeSet>, Vec<NodeSet>) {
+pub(crate) fn reach(g: &Graph) -> (Vec<NodeSet>, Vec<NodeSet>) {
     let n = g.len();
     let mut anc = vec![NodeSet::new(n); n];
     for v in g.node_ids() {

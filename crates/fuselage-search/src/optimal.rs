@@ -50,6 +50,30 @@
 //! parallel, and the results are merged in a fixed order, so the plan is the same whatever the
 //! thread count.
 //!
+//! **Independent regions.** Cut the node order (topological) before node `i` wherever no
+//! edge `u → w` with `u < i ≤ w` can lie inside an admissible group: its *span* (`u`, `w` and
+//! every node on a path between them) has more than `max_group` nodes, or its
+//! [buffer floor](fuselage_cost::CostModel::buffer_floor) does not fit. Then no group of the
+//! family crosses the cut: a group is connected, so if it held nodes on both sides it would hold
+//! an edge across; it is convex (a step keeps a down-set closed, so a path leaving the group
+//! and coming back would leave a node uncovered below a covered one), so it would hold that
+//! edge's span; and a valid group holds only spans that fit. A plan of the family is therefore
+//! one plan per *region* (the nodes between two cuts), each group's value depends only on its
+//! own nodes, and the family's optimum is the sum of the regions' optima
+//! ([`independent_regions`]).
+//!
+//! Where there is more than one region, each region gets its own programme: an upper bound from
+//! the candidate orders restricted to it, then the down-set programme from the state that covers
+//! everything outside it, pruned by that region's bound alone (the rest floor's spans then lie
+//! inside one region, so that what the floor charges a region its plan pays). The regions run
+//! in parallel and their plans are concatenated in order. The point is the bound: a state of the
+//! whole-graph programme carries the slack of every layer still ahead, a state of a region only
+//! its region's. On the decoders, attention reads whole `seq × seq` tensors that no group holds
+//! together with a projection, so every layer has such cuts (65 regions on Llama 3.2 1B): at
+//! BRR 128 KiB the programme costs 1.14 million sets in 1.2 s, where the whole graph cost 1.56
+//! million in 3.7 s (see `docs/optimal.md`). A graph without such cuts (Inception-v3 at 2 MiB)
+//! is one region, planned as before.
+//!
 //! **Where it is still slow.** The family holds every connected group of up to `max_group`
 //! nodes that fits. Where most of them fit and the bound's slack is spread over many layers,
 //! their number is the work: on Llama-class decoders (16–22 layers) under BRR, and on
@@ -95,7 +119,7 @@ use crate::problem::{Problem, Score};
 use crate::strategy::{Budget, SearchResult, SearchStrategy, StopReason};
 use fuselage_cost::Objective;
 use fuselage_ir::sample::{components, random_topological_order};
-use fuselage_ir::{Graph, NodeId, NodeSet, Plan};
+use fuselage_ir::{Graph, NodeId, NodeSet, Plan, Source};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
@@ -251,7 +275,13 @@ impl Optimal {
         // Without a limit or a bound the programme always completes with a plan.
         let unlimited = Budget::new(1)?;
         Ok(
-            match self.downsets_until(p, &unlimited, u64::MAX, &RestFloor::default())? {
+            match self.downsets_until(
+                p,
+                &unlimited,
+                u64::MAX,
+                &RestFloor::default(),
+                &NodeSet::new(p.graph().len()),
+            )? {
                 Downsets::Found(plan, cost, costed) => (plan, cost, costed),
                 Downsets::NoneBelow(costed) => (Plan::default(), u64::MAX, costed),
                 Downsets::GaveUp(_) => (Plan::default(), u64::MAX, 0),
@@ -259,9 +289,10 @@ impl Optimal {
         )
     }
 
-    /// [`Optimal::best_over_downsets`], given up when `budget` expires (its time limit or its
-    /// stop flag), looking only for plans
-    /// that move less than `upper` bytes.
+    /// [`Optimal::best_over_downsets`] from the down-set `start` (nothing, for the whole graph;
+    /// everything outside a region, for one of the independent regions, whose plan is then
+    /// the groups added), given up when `budget` expires (its time limit or its stop flag),
+    /// looking only for plans that move less than `upper` bytes.
     ///
     /// **Bound.** A state `D` is not extended when `best[D]` plus the traffic the rest must
     /// move ([`rest_bound`]: [`remaining_lower_bound`] and `floor`'s [`RestFloor::rest`])
@@ -292,6 +323,7 @@ impl Optimal {
         budget: &Budget<'_>,
         upper: u64,
         floor: &RestFloor,
+        start: &NodeSet,
     ) -> Result<Downsets> {
         use rayon::prelude::*;
         use std::collections::BTreeMap;
@@ -301,10 +333,9 @@ impl Optimal {
         let net = Net::of(g);
         // best[D] = (cost of covering D, the down-set D came from).
         let mut best: FxMap<NodeSet, (u64, NodeSet)> = FxMap::default();
-        let empty = NodeSet::new(n);
-        best.insert(empty.clone(), (0, empty.clone()));
+        best.insert(start.clone(), (0, start.clone()));
         let mut by_size: BTreeMap<usize, Vec<NodeSet>> = BTreeMap::new();
-        by_size.entry(0).or_default().push(empty);
+        by_size.entry(start.len()).or_default().push(start.clone());
         let mut costed = 0u64;
         let out_of_time = || budget.expired();
         // States of one size do not lead to each other: they are expanded in parallel, and
@@ -371,7 +402,7 @@ impl Optimal {
         };
         let mut groups = Vec::new();
         let mut cur = NodeSet::full(n);
-        while !cur.is_empty() {
+        while cur != *start {
             let prev = best[&cur].1.clone();
             groups.push(cur.difference(&prev));
             cur = prev;
@@ -519,6 +550,322 @@ struct Expansion {
     steps: Vec<(NodeSet, u64)>,
     /// Extensions costed.
     costed: u64,
+}
+
+impl Optimal {
+    /// The first family planned region by region (see "Independent regions" in the module
+    /// docs), against `upper`, the best order plan `upper_plan`'s value. The first family's
+    /// optimum is the sum of the regions' optima, so this is exact over the same family as
+    /// the whole-graph programme, and returns what it would: the first family's best plan
+    /// when it moves less than `upper`, or nothing.
+    ///
+    /// Each region is first bounded by the best of its own order plans and of `upper_plan`'s
+    /// groups in it (when none crosses a cut). A region whose programme finds nothing below
+    /// its bound is only known to cost at least that; while the regions' floors still sum to
+    /// less than `upper`, the first such region runs again, bounded by its floor plus that
+    /// slack, which either finds its optimum or lifts the sum to `upper`.
+    fn plan_regions(
+        &self,
+        p: &Problem<'_>,
+        budget: &Budget<'_>,
+        orders: &[Vec<NodeId>],
+        regions: &[NodeSet],
+        (upper_plan, upper): (&Plan, u64),
+    ) -> Result<Regions> {
+        use rayon::prelude::*;
+        let g = p.graph();
+        let all = NodeSet::full(g.len());
+        let floor = RestFloor::within(p, self.max_group.max(1), regions)?;
+        // A region that is another's shift (a repeated layer) has the same programme: only
+        // the first of each kind is solved.
+        let mut first_of: Vec<(usize, i64)> = Vec::with_capacity(regions.len());
+        for (k, region) in regions.iter().enumerate() {
+            let found = (0..k)
+                .filter(|&r| first_of[r].0 == r)
+                .find_map(|r| shift_between(p, &floor, &regions[r], region).map(|d| (r, d)));
+            first_of.push(found.unwrap_or((k, 0)));
+        }
+        let kinds: Vec<usize> = (0..regions.len()).filter(|&k| first_of[k].0 == k).collect();
+        // The best order plan's groups, when each lies in one region, bound each region.
+        let mut given: Option<Vec<u64>> = Some(vec![0; regions.len()]);
+        for group in &upper_plan.groups {
+            let (Some(sums), Some(k)) = (
+                given.as_mut(),
+                regions.iter().position(|r| group.is_subset(r)),
+            ) else {
+                given = None;
+                break;
+            };
+            let value = p.admissible_value(group)?.unwrap_or(u64::MAX);
+            sums[k] = sums[k].saturating_add(value);
+        }
+        // Each kind's bound: the better of that and its own best order plan (the candidate
+        // orders restricted to it). A shifted plan of one region is a plan of the others of
+        // its kind, at the same value.
+        let bounds: Vec<Result<(u64, u64)>> = kinds
+            .par_iter()
+            .map(|&k| {
+                let region = &regions[k];
+                let mut bound = given.as_ref().map_or(u64::MAX, |sums| sums[k]);
+                let mut costed = 0;
+                for order in orders {
+                    let inside: Vec<NodeId> = order
+                        .iter()
+                        .copied()
+                        .filter(|&v| region.contains(v))
+                        .collect();
+                    let (_, cost, c) = self.best_for_order(p, &inside)?;
+                    costed += c;
+                    bound = bound.min(cost);
+                }
+                Ok((bound, costed))
+            })
+            .collect();
+        let mut costed = 0;
+        let mut bound_of = vec![u64::MAX; regions.len()];
+        for (&k, b) in kinds.iter().zip(bounds) {
+            let (bound, c) = b?;
+            costed += c;
+            bound_of[k] = bound;
+        }
+        let solve = |region: &NodeSet, bound: u64| -> Result<(Part, u64)> {
+            let start = all.difference(region);
+            Ok(
+                match self.downsets_until(p, budget, bound, &floor, &start)? {
+                    Downsets::Found(plan, cost, c) => (Part::Exact(plan, cost), c),
+                    Downsets::NoneBelow(c) => (Part::AtLeast(bound), c),
+                    Downsets::GaveUp(least) => (Part::Stopped(least), 0),
+                },
+            )
+        };
+        // The kinds' programmes are independent: they run in parallel and are combined in
+        // order.
+        let solved: Vec<Result<(Part, u64)>> = kinds
+            .par_iter()
+            .map(|&k| solve(&regions[k], bound_of[k]))
+            .collect();
+        let mut parts: Vec<Option<Part>> = (0..regions.len()).map(|_| None).collect();
+        for (&k, part) in kinds.iter().zip(solved) {
+            let (part, c) = part?;
+            costed += c;
+            parts[k] = Some(part);
+        }
+        let mut parts: Vec<Part> = (0..regions.len())
+            .map(|k| {
+                let (r, shift) = first_of[k];
+                match &parts[r] {
+                    Some(Part::Exact(plan, cost)) => Part::Exact(shifted(plan, shift), *cost),
+                    Some(Part::AtLeast(v)) => Part::AtLeast(*v),
+                    Some(Part::Stopped(v)) => Part::Stopped(*v),
+                    // Every kind was solved above.
+                    None => Part::Stopped(0),
+                }
+            })
+            .collect();
+        loop {
+            let floor_sum = parts
+                .iter()
+                .fold(0u64, |s, part| s.saturating_add(part.floor()));
+            if floor_sum >= upper {
+                return Ok(Regions::NoneBelow(costed));
+            }
+            if parts.iter().any(|part| matches!(part, Part::Stopped(_))) {
+                return Ok(Regions::GaveUp(floor_sum));
+            }
+            let Some(k) = parts
+                .iter()
+                .position(|part| matches!(part, Part::AtLeast(_)))
+            else {
+                let mut groups = Vec::new();
+                for part in parts {
+                    if let Part::Exact(plan, _) = part {
+                        groups.extend(plan.groups);
+                    }
+                }
+                return Ok(Regions::Found(Plan::new(groups), costed));
+            };
+            // This region may cost up to the slack more and still leave the sum below `upper`.
+            let bound = parts[k].floor().saturating_add(upper - floor_sum);
+            let (part, c) = solve(&regions[k], bound)?;
+            costed += c;
+            parts[k] = part;
+        }
+    }
+}
+
+/// `plan` with every node id moved by `shift`.
+fn shifted(plan: &Plan, shift: i64) -> Plan {
+    if shift == 0 {
+        return plan.clone();
+    }
+    let at = |v: NodeId| NodeId((i64::from(v.0) + shift) as u32);
+    Plan::new(
+        plan.groups
+            .iter()
+            .map(|grp| NodeSet::from_ids(grp.capacity(), grp.iter().map(at)))
+            .collect(),
+    )
+}
+
+/// The shift `d` that takes region `a` onto region `b` node for node (`v ↦ v + d`), when it
+/// preserves everything a group's value, validity and floors depend on; else `None`. Then
+/// every group of `a` and its shift in `b` have the same value and fit alike, each state's
+/// bound is its shift's, and `b`'s programme is `a`'s, shifted.
+///
+/// Checked for each node: op, shape, weights, multiply–accumulates, whether it is a graph
+/// output or unfusable, the row read of every port, its consumers inside the region (shifted)
+/// and whether it has any outside, its inputs (inside: shifted; outside: a one-to-one
+/// correspondence of tensors of equal shape and rows), and the rest floor's values.
+fn shift_between(p: &Problem<'_>, floor: &RestFloor, a: &NodeSet, b: &NodeSet) -> Option<i64> {
+    let g = p.graph();
+    let (Some(a0), Some(b0)) = (a.first(), b.first()) else {
+        return None;
+    };
+    if a.len() != b.len() {
+        return None;
+    }
+    let d = i64::from(b0.0) - i64::from(a0.0);
+    let at = |v: NodeId| NodeId((i64::from(v.0) + d) as u32);
+    // Tensors from outside the regions: a's to b's, and back.
+    let pairs = std::cell::RefCell::new((FxMap::default(), FxMap::default()));
+    let map = |s: Source| -> Option<Source> {
+        if let Source::Node(u) = s
+            && a.contains(u)
+        {
+            return Some(Source::Node(at(u)));
+        }
+        pairs.borrow().0.get(&s).copied()
+    };
+    let pair = |s: Source, t: Source| -> bool {
+        if let Source::Node(u) = s
+            && a.contains(u)
+        {
+            return t == Source::Node(at(u));
+        }
+        if matches!(t, Source::Node(w) if b.contains(w))
+            || g.shape_of(s) != g.shape_of(t)
+            || g.rows_of(s) != g.rows_of(t)
+            || g.row_elements(s) != g.row_elements(t)
+        {
+            return false;
+        }
+        let (there, back) = &mut *pairs.borrow_mut();
+        *there.entry(s).or_insert(t) == t && *back.entry(t).or_insert(s) == s
+    };
+    let unfusable = p.unfusable();
+    for v in a.iter() {
+        let w = at(v);
+        if !b.contains(w) {
+            return None;
+        }
+        let (x, y) = (g.node(v), g.node(w));
+        if x.op != y.op
+            || x.shape != y.shape
+            || x.weights != y.weights
+            || x.inputs.len() != y.inputs.len()
+            || g.node_macs(v) != g.node_macs(w)
+            || g.is_output(v) != g.is_output(w)
+            || unfusable.contains(v) != unfusable.contains(w)
+            || g.rows_of(Source::Node(v)) != g.rows_of(Source::Node(w))
+            || g.row_elements(Source::Node(v)) != g.row_elements(Source::Node(w))
+        {
+            return None;
+        }
+        for (port, (&s, &t)) in x.inputs.iter().zip(&y.inputs).enumerate() {
+            if !pair(s, t) || g.row_read(v, port) != g.row_read(w, port) {
+                return None;
+            }
+        }
+        let inside = |set: &NodeSet, u: NodeId, shift: i64| -> (Vec<(i64, u32)>, bool) {
+            let mut within = Vec::new();
+            let mut beyond = false;
+            for &(c, port) in g.consumers(u) {
+                if set.contains(c) {
+                    within.push((i64::from(c.0) - shift, port));
+                } else {
+                    beyond = true;
+                }
+            }
+            within.sort_unstable();
+            (within, beyond)
+        };
+        if inside(a, v, 0) != inside(b, w, d) || !floor.same_node(v, w, map) {
+            return None;
+        }
+    }
+    Some(d)
+}
+
+/// What one region's programme proved.
+enum Part {
+    /// Its optimum, and a plan of the region that reaches it.
+    Exact(Plan, u64),
+    /// Nothing below this.
+    AtLeast(u64),
+    /// Stopped by the budget, with this floor.
+    Stopped(u64),
+}
+
+impl Part {
+    /// What the region's optimum is proven to reach at least.
+    fn floor(&self) -> u64 {
+        match self {
+            Part::Exact(_, v) | Part::AtLeast(v) | Part::Stopped(v) => *v,
+        }
+    }
+}
+
+/// How planning the regions apart ended (as [`Downsets`], for the whole family).
+enum Regions {
+    /// The family's best plan, below the bound, and the sets costed.
+    Found(Plan, u64),
+    /// No plan of the family below the bound (after this many sets costed).
+    NoneBelow(u64),
+    /// Stopped by the budget: the family's optimum is at least this.
+    GaveUp(u64),
+}
+
+/// The graph cut, along its node order, wherever no group of at most `max_group` nodes can
+/// cross (see "Independent regions" in the module docs): the regions between the cuts, in
+/// order. One region, the whole graph, when there is no such cut or the node order is not
+/// topological.
+///
+/// # Errors
+/// When the cost model fails.
+pub fn independent_regions(p: &Problem<'_>, max_group: usize) -> Result<Vec<NodeSet>> {
+    let g = p.graph();
+    let n = g.len();
+    let (anc, desc) = crate::bound::reach(g);
+    // held[i]: the edges some admissible group may hold that cross the cut before node i.
+    let mut held = vec![0i64; n + 1];
+    for u in g.node_ids() {
+        for w in crate::bound::net_consumers(g, u) {
+            if w <= u {
+                return Ok(vec![NodeSet::full(n)]);
+            }
+            let mut span = desc[u.index()].intersection(&anc[w.index()]);
+            span.insert(u);
+            span.insert(w);
+            if span.len() <= max_group && p.fits_somewhere(&span)? {
+                held[u.index() + 1] += 1;
+                held[w.index() + 1] -= 1;
+            }
+        }
+    }
+    let mut regions = Vec::new();
+    let mut region = NodeSet::new(n);
+    let mut open = 0i64;
+    for v in g.node_ids() {
+        open += held[v.index()];
+        if open == 0 && !region.is_empty() {
+            regions.push(std::mem::replace(&mut region, NodeSet::new(n)));
+        }
+        region.insert(v);
+    }
+    if !region.is_empty() {
+        regions.push(region);
+    }
+    Ok(regions)
 }
 
 /// Replaces `best` by `plan` when `plan` costs strictly less (the first of equals stays).
@@ -704,27 +1051,58 @@ impl Optimal {
         let mut proven;
         if stop == StopReason::Exhausted {
             let upper = best.as_ref().map_or(u64::MAX, |(_, s)| s.capped_cost());
-            let floor = if upper == u64::MAX {
-                RestFloor::default()
+            let regions = if upper == u64::MAX {
+                Vec::new()
             } else {
-                RestFloor::of(p, self.max_group.max(1))?
+                independent_regions(p, self.max_group.max(1))?
             };
-            // The best order plan is the second family's optimum; the first's pays at least
-            // the whole graph's rest bound, until the down-set programme proves more.
-            proven = rest_bound(p, &floor, &none).0.min(upper);
-            match self.downsets_until(p, budget, upper, &floor)? {
-                Downsets::Found(plan, _, costed) => {
-                    evaluations += costed;
-                    keep_better(p, &mut best, plan)?;
-                    proven = u64::MAX;
+            if regions.len() > 1 {
+                let upper_plan = best
+                    .as_ref()
+                    .map(|(plan, _)| plan.clone())
+                    .unwrap_or_default();
+                match self.plan_regions(p, budget, &orders, &regions, (&upper_plan, upper))? {
+                    Regions::Found(plan, costed) => {
+                        evaluations += costed;
+                        keep_better(p, &mut best, plan)?;
+                        proven = u64::MAX;
+                    }
+                    Regions::NoneBelow(costed) => {
+                        evaluations += costed;
+                        proven = u64::MAX;
+                    }
+                    Regions::GaveUp(floor) => {
+                        // The regions' floors leave out the spans across cuts: the whole
+                        // graph's floor may still be higher.
+                        stop = budget.cut_short();
+                        let whole = RestFloor::of(p, self.max_group.max(1))?;
+                        proven = floor.max(rest_bound(p, &whole, &none).0).min(upper);
+                    }
                 }
-                Downsets::NoneBelow(costed) => {
-                    evaluations += costed;
-                    proven = u64::MAX;
-                }
-                Downsets::GaveUp(least) => {
-                    stop = budget.cut_short();
-                    proven = proven.max(least);
+            } else {
+                let floor = if upper == u64::MAX {
+                    RestFloor::default()
+                } else {
+                    RestFloor::of(p, self.max_group.max(1))?
+                };
+                // The best order plan is the second family's optimum; the first's pays at
+                // least the whole graph's rest bound, until the down-set programme proves
+                // more.
+                proven = rest_bound(p, &floor, &none).0.min(upper);
+                match self.downsets_until(p, budget, upper, &floor, &none)? {
+                    Downsets::Found(plan, _, costed) => {
+                        evaluations += costed;
+                        keep_better(p, &mut best, plan)?;
+                        proven = u64::MAX;
+                    }
+                    Downsets::NoneBelow(costed) => {
+                        evaluations += costed;
+                        proven = u64::MAX;
+                    }
+                    Downsets::GaveUp(least) => {
+                        stop = budget.cut_short();
+                        proven = proven.max(least);
+                    }
                 }
             }
             if let Some((_, s)) = &best {

@@ -1,0 +1,117 @@
+//! Independent regions: no admissible group crosses a cut, and planning the regions apart
+//! gives the same optimum as the whole-graph down-set programme.
+
+#[path = "../../fuselage-cost/tests/common/mod.rs"]
+mod common;
+
+use fuselage_cost::{Cached, CostConfig, CostKind};
+use fuselage_ir::{Graph, NodeSet, Plan};
+use fuselage_search::optimal::independent_regions;
+use fuselage_search::{Budget, Optimal, Problem, SearchStrategy};
+use fuselage_split::RandomSplitter;
+use proptest::prelude::*;
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+
+/// `Optimal::run`'s DRAM against the unbounded whole-graph down-set programme and the best
+/// order plan, and the number of regions.
+fn against_the_whole_graph(
+    g: &Graph,
+    kind: CostKind,
+    bytes: u64,
+    max_group: usize,
+) -> (u64, u64, usize) {
+    let model = Cached::new(kind.model(CostConfig::new(bytes).unwrap()));
+    let splitter = RandomSplitter::new(&model);
+    let p = Problem::new(g, &model, &splitter).unwrap();
+    let mut o = Optimal::default();
+    o.max_group = max_group;
+    let regions = independent_regions(&p, max_group).unwrap();
+    let r = o.run(&p, &Budget::new(1).unwrap(), 0).unwrap();
+    g.check_plan(&r.plan).unwrap();
+    assert_eq!(p.score(&r.plan).unwrap().dram_bytes, r.score.dram_bytes);
+    let (_, downsets, _) = o.best_over_downsets(&p).unwrap();
+    let orders = o
+        .candidate_orders(g, 0)
+        .iter()
+        .map(|ord| o.best_for_order(&p, ord).unwrap().1)
+        .min()
+        .unwrap();
+    (r.score.dram_bytes, downsets.min(orders), regions.len())
+}
+
+fn dag() -> impl Strategy<Value = (Graph, u64, bool, u64)> {
+    (
+        4u64..12,
+        prop::collection::vec((any::<u8>(), any::<u32>(), any::<u32>()), 2..24),
+        200u64..4096,
+        any::<bool>(),
+        any::<u64>(),
+    )
+        .prop_map(|(h, steps, bytes, brr, seed)| (common::random_dag(h, &steps), bytes, brr, seed))
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 128, ..ProptestConfig::default() })]
+
+    /// The regions partition the graph in node order, and every admissible connected group of
+    /// at most `max_group` nodes lies inside one of them.
+    #[test]
+    fn no_admissible_group_crosses_a_cut((g, bytes, brr, seed) in dag()) {
+        let kind = if brr { CostKind::Brr } else { CostKind::Lbdf };
+        let model = Cached::new(kind.model(CostConfig::new(bytes).unwrap()));
+        let splitter = RandomSplitter::new(&model);
+        let p = Problem::new(&g, &model, &splitter).unwrap();
+        let max_group = 8;
+        let regions = independent_regions(&p, max_group).unwrap();
+        let mut next = 0;
+        for region in &regions {
+            let ids: Vec<usize> = region.iter().map(|v| v.index()).collect();
+            prop_assert_eq!(ids, (next..next + region.len()).collect::<Vec<_>>());
+            next += region.len();
+        }
+        prop_assert_eq!(next, g.len());
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        for _ in 0..200 {
+            let group = common::random_group(&g, &mut rng, max_group);
+            // A group of a plan is convex: with every other node alone, the plan is acyclic.
+            let mut plan = vec![group.clone()];
+            plan.extend(g.node_ids().filter(|&v| !group.contains(v)).map(|v| NodeSet::singleton(g.len(), v)));
+            if group.is_singleton()
+                || g.check_plan(&Plan::new(plan)).is_err()
+                || !p.admissible(&group).unwrap()
+            {
+                continue;
+            }
+            prop_assert!(
+                regions.iter().any(|r| group.is_subset(r)),
+                "{:?} crosses a cut", group
+            );
+        }
+    }
+
+    /// Planned region by region, the optimum is the whole-graph programme's (or the best order
+    /// plan's, when that is better).
+    #[test]
+    fn the_regions_add_up_to_the_whole_graph_optimum((g, bytes, brr, _) in dag()) {
+        let kind = if brr { CostKind::Brr } else { CostKind::Lbdf };
+        let (run, whole, _) = against_the_whole_graph(&g, kind, bytes, 6);
+        prop_assert_eq!(run, whole);
+    }
+}
+
+#[test]
+fn zoo_networks_split_into_regions_and_keep_their_optimum() {
+    // Inputs with cuts at these buffers, small enough for the unbounded programme.
+    for (name, kind, kib, count) in [
+        ("resnet18", CostKind::Lbdf, 128, 19),
+        ("squeezenet1_1", CostKind::Brr, 128, 3),
+        ("gpt2_l4_h256", CostKind::Lbdf, 128, 27),
+        ("bert_l4_h256", CostKind::Lbdf, 2048, 2),
+    ] {
+        let g = fuselage_zoo::build(name).unwrap();
+        let (run, whole, regions) = against_the_whole_graph(&g, kind, kib * 1024, 64);
+        assert_eq!(regions, count, "{name}: regions");
+        assert_eq!(run, whole, "{name}");
+    }
+}
