@@ -63,28 +63,40 @@
 //! ([`independent_regions`]).
 //!
 //! Where there is more than one region, each region gets its own programme: an upper bound from
-//! the candidate orders restricted to it, then the down-set programme from the state that covers
-//! everything outside it, pruned by that region's bound alone (the rest floor's spans then lie
-//! inside one region, so that what the floor charges a region its plan pays). The regions run
-//! in parallel and their plans are concatenated in order. The point is the bound: a state of the
-//! whole-graph programme carries the slack of every layer still ahead, a state of a region only
-//! its region's. On the decoders, attention reads whole `seq × seq` tensors that no group holds
-//! together with a projection, so every layer has such cuts (65 regions on Llama 3.2 1B): at
-//! BRR 128 KiB the programme costs 1.14 million sets in 1.2 s, where the whole graph cost 1.56
-//! million in 3.7 s (see `docs/optimal.md`). A graph without such cuts (Inception-v3 at 2 MiB)
-//! is one region, planned as before.
+//! the candidate orders restricted to it (and the best order plan's groups in it), then the
+//! down-set programme from the state that covers everything outside it, pruned by that
+//! region's bound alone (the rest floor's spans then lie inside one region, so that what the
+//! floor charges a region its plan pays). The point is the bound: a state of the whole-graph
+//! programme carries the slack of every layer still ahead, a state of a region only its
+//! region's. A region that is another's shift (a repeated layer: same ops, shapes, weights,
+//! reads, consumers and floors, checked node by node) has the same programme, so only the
+//! first of each kind is solved and the others get its plan shifted. The kinds run in
+//! parallel and the plans are concatenated in order. The result is the whole-graph
+//! programme's: a region that finds nothing below its bound runs again with the slack left
+//! (see `plan_regions`), and a mix of order plans and down-set plans across regions is never
+//! returned, so the family stays the one documented above.
+//!
+//! On the decoders the two attention MatMuls read a whole `seq`-row tensor that no group that
+//! fits holds together with a neighbour, so every layer is cut four times: Llama 3.2 1B has
+//! 65 regions (per layer each MatMul alone, the scale–mask–softmax between them, and the 55
+//! nodes from the attention output to the next layer's key transpose), which repeat from layer
+//! to layer. There the programme costs 0.29 million sets in 0.5 s at BRR 128 KiB, where
+//! the whole graph cost 1.56 million in 3.8 s (see `docs/optimal.md`). A graph without such
+//! cuts (Inception-v3 at 2 MiB, where some group that fits holds any one edge) is one region, planned as
+//! before.
 //!
 //! **Where it is still slow.** The family holds every connected group of up to `max_group`
-//! nodes that fits. Where most of them fit and the bound's slack is spread over many layers,
-//! their number is the work: on Llama-class decoders (16–22 layers) under BRR, and on
-//! Inception-v3 at 2 MiB, the programme costs 1.5–3 million extensions and takes 2–9 s on two
-//! cores (see `docs/optimal.md`). There, [`Budget::with_time_limit`] makes it an anytime
-//! solver that returns the best plan so far with a proven lower bound on the optimum
+//! nodes that fits. Where most of them fit, the graph has no independent regions and the
+//! bound's slack is spread over many modules, their number is the work: on Inception-v3 at
+//! 2 MiB the programme costs 2.7–3.2 million extensions and takes 4–9 s on two cores (see
+//! `docs/optimal.md`). There, [`Budget::with_time_limit`] makes it an anytime solver that
+//! returns the best plan so far with a proven lower bound on the optimum
 //! ([`SearchResult::lower_bound`]): stopped during the orders, the whole graph's rest bound
 //! with spans longer than either family's groups; stopped in the down-set programme, the
 //! least `best[D]` plus the rest bound over the states still waiting (every plan of the
 //! first family that beats the best order plan passes through one of them), or the best
-//! order plan.
+//! order plan; with regions, the sum of the regions' floors or the whole graph's rest bound,
+//! whichever is higher.
 //!
 //! **2. Larger groups, along candidate orders.** For one topological order π, the best plan whose
 //! groups are the components of consecutive segments of π (at most `max_segment` nodes, default
@@ -571,7 +583,7 @@ impl Optimal {
         orders: &[Vec<NodeId>],
         regions: &[NodeSet],
         (upper_plan, upper): (&Plan, u64),
-    ) -> Result<Regions> {
+    ) -> Result<FirstFamily> {
         use rayon::prelude::*;
         let g = p.graph();
         let all = NodeSet::full(g.len());
@@ -667,10 +679,16 @@ impl Optimal {
                 .iter()
                 .fold(0u64, |s, part| s.saturating_add(part.floor()));
             if floor_sum >= upper {
-                return Ok(Regions::NoneBelow(costed));
+                return Ok(FirstFamily::NoneBelow(costed));
             }
             if parts.iter().any(|part| matches!(part, Part::Stopped(_))) {
-                return Ok(Regions::GaveUp(floor_sum));
+                // The regions' floors leave out the spans across cuts: the whole graph's
+                // rest bound may still be higher.
+                let whole = RestFloor::of(p, self.max_group.max(1))?;
+                let none = NodeSet::new(g.len());
+                return Ok(FirstFamily::GaveUp(
+                    floor_sum.max(rest_bound(p, &whole, &none).0),
+                ));
             }
             let Some(k) = parts
                 .iter()
@@ -682,7 +700,7 @@ impl Optimal {
                         groups.extend(plan.groups);
                     }
                 }
-                return Ok(Regions::Found(Plan::new(groups), costed));
+                return Ok(FirstFamily::Found(Plan::new(groups), costed));
             };
             // This region may cost up to the slack more and still leave the sum below `upper`.
             let bound = parts[k].floor().saturating_add(upper - floor_sum);
@@ -815,8 +833,8 @@ impl Part {
     }
 }
 
-/// How planning the regions apart ended (as [`Downsets`], for the whole family).
-enum Regions {
+/// How the first family's programme ended, planned whole or region by region.
+enum FirstFamily {
     /// The family's best plan, below the bound, and the sets costed.
     Found(Plan, u64),
     /// No plan of the family below the bound (after this many sets costed).
@@ -1048,7 +1066,7 @@ impl Optimal {
         }
         let none = NodeSet::new(g.len());
         // What no plan of either family beats (`u64::MAX`: the plan is optimal).
-        let mut proven;
+        let proven;
         if stop == StopReason::Exhausted {
             let upper = best.as_ref().map_or(u64::MAX, |(_, s)| s.capped_cost());
             let regions = if upper == u64::MAX {
@@ -1056,55 +1074,43 @@ impl Optimal {
             } else {
                 independent_regions(p, self.max_group.max(1))?
             };
-            if regions.len() > 1 {
+            let first = if regions.len() > 1 {
                 let upper_plan = best
                     .as_ref()
                     .map(|(plan, _)| plan.clone())
                     .unwrap_or_default();
-                match self.plan_regions(p, budget, &orders, &regions, (&upper_plan, upper))? {
-                    Regions::Found(plan, costed) => {
-                        evaluations += costed;
-                        keep_better(p, &mut best, plan)?;
-                        proven = u64::MAX;
-                    }
-                    Regions::NoneBelow(costed) => {
-                        evaluations += costed;
-                        proven = u64::MAX;
-                    }
-                    Regions::GaveUp(floor) => {
-                        // The regions' floors leave out the spans across cuts: the whole
-                        // graph's floor may still be higher.
-                        stop = budget.cut_short();
-                        let whole = RestFloor::of(p, self.max_group.max(1))?;
-                        proven = floor.max(rest_bound(p, &whole, &none).0).min(upper);
-                    }
-                }
+                self.plan_regions(p, budget, &orders, &regions, (&upper_plan, upper))?
             } else {
                 let floor = if upper == u64::MAX {
                     RestFloor::default()
                 } else {
                     RestFloor::of(p, self.max_group.max(1))?
                 };
-                // The best order plan is the second family's optimum; the first's pays at
-                // least the whole graph's rest bound, until the down-set programme proves
-                // more.
-                proven = rest_bound(p, &floor, &none).0.min(upper);
                 match self.downsets_until(p, budget, upper, &floor, &none)? {
-                    Downsets::Found(plan, _, costed) => {
-                        evaluations += costed;
-                        keep_better(p, &mut best, plan)?;
-                        proven = u64::MAX;
-                    }
-                    Downsets::NoneBelow(costed) => {
-                        evaluations += costed;
-                        proven = u64::MAX;
-                    }
+                    Downsets::Found(plan, _, costed) => FirstFamily::Found(plan, costed),
+                    Downsets::NoneBelow(costed) => FirstFamily::NoneBelow(costed),
+                    // The first family pays at least the whole graph's rest bound too.
                     Downsets::GaveUp(least) => {
-                        stop = budget.cut_short();
-                        proven = proven.max(least);
+                        FirstFamily::GaveUp(least.max(rest_bound(p, &floor, &none).0))
                     }
                 }
-            }
+            };
+            // The best order plan is the second family's optimum.
+            proven = match first {
+                FirstFamily::Found(plan, costed) => {
+                    evaluations += costed;
+                    keep_better(p, &mut best, plan)?;
+                    u64::MAX
+                }
+                FirstFamily::NoneBelow(costed) => {
+                    evaluations += costed;
+                    u64::MAX
+                }
+                FirstFamily::GaveUp(floor) => {
+                    stop = budget.cut_short();
+                    floor.min(upper)
+                }
+            };
             if let Some((_, s)) = &best {
                 history.push(s.capped_cost());
             }
