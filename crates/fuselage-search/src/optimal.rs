@@ -620,7 +620,12 @@ impl Optimal {
                 let region = &regions[k];
                 let mut bound = given.as_ref().map_or(u64::MAX, |sums| sums[k]);
                 let mut costed = 0;
-                for order in orders {
+                for (i, order) in orders.iter().enumerate() {
+                    // Past the limit the programme below gives up at once: the bound so far
+                    // will do (the first order always runs, so there is one).
+                    if i > 0 && budget.expired() {
+                        break;
+                    }
                     let inside: Vec<NodeId> = order
                         .iter()
                         .copied()
