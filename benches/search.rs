@@ -42,11 +42,12 @@ fn searches(c: &mut Criterion) {
     group.finish();
 }
 
-/// The exact optimiser on the two wide networks of the scale issue, a fresh cache each run.
+/// The exact optimiser on the two wide networks of the scale issue, and on Llama 3.2 1B (cut
+/// into independent regions), a fresh cache each run.
 fn optimal_wide(c: &mut Criterion) {
     let mut group = c.benchmark_group("optimal");
     group.sample_size(10);
-    for net in ["inception_v3", "gpt2"] {
+    for net in ["inception_v3", "gpt2", "llama_3_2_1b"] {
         let g = if net == "gpt2" {
             fuselage_zoo::build_seq(net, 1024).expect("zoo network")
         } else {
