@@ -82,8 +82,8 @@
 //! nodes from the attention output to the next layer's key transpose), which repeat from layer
 //! to layer. There the programme costs 0.29 million sets in 0.5 s at BRR 128 KiB, where
 //! the whole graph cost 1.56 million in 3.8 s (see `docs/optimal.md`). A graph without such
-//! cuts (Inception-v3 at 2 MiB, where some group that fits holds any one edge) is one region, planned as
-//! before.
+//! cuts (Inception-v3 at 2 MiB, where some group that fits holds any one edge) is one
+//! region, planned as before.
 //!
 //! **Where it is still slow.** The family holds every connected group of up to `max_group`
 //! nodes that fits. Where most of them fit, the graph has no independent regions and the
