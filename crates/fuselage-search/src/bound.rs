@@ -94,12 +94,7 @@ impl RestFloor {
             .collect();
         // Candidate spans: each edge's, and a chain along the bottlenecks; then a disjoint
         // selection, largest cut first.
-        let span_of = |u: NodeId, w: NodeId| {
-            let mut span = desc[u.index()].intersection(&anc[w.index()]);
-            span.insert(u);
-            span.insert(w);
-            span
-        };
+        let span_of = |u: NodeId, w: NodeId| span(&anc, &desc, u, w);
         // What a span adds, and whether no admissible group holds it.
         let worth = |span: &NodeSet, u: NodeId, w: NodeId| -> Result<(u64, bool)> {
             if span.len() > max_group || !p.fits_somewhere(span)? {
@@ -270,6 +265,15 @@ pub(crate) fn net_consumers(g: &Graph, u: NodeId) -> Vec<NodeId> {
     let mut c: Vec<NodeId> = g.consumers(u).iter().map(|&(c, _)| c).collect();
     c.dedup();
     c
+}
+
+/// The span of `u` and its descendant `w`: both, and every node on a path between them
+/// (`anc` and `desc` from [`reach`]). A convex group holding both holds it all.
+pub(crate) fn span(anc: &[NodeSet], desc: &[NodeSet], u: NodeId, w: NodeId) -> NodeSet {
+    let mut span = desc[u.index()].intersection(&anc[w.index()]);
+    span.insert(u);
+    span.insert(w);
+    span
 }
 
 /// Strict ancestors and strict descendants of every node.

@@ -661,23 +661,22 @@ impl Optimal {
             .par_iter()
             .map(|&k| solve(&regions[k], bound_of[k]))
             .collect();
-        let mut parts: Vec<Option<Part>> = (0..regions.len()).map(|_| None).collect();
-        for (&k, part) in kinds.iter().zip(solved) {
+        let mut solved_kinds = Vec::with_capacity(kinds.len());
+        for part in solved {
             let (part, c) = part?;
             costed += c;
-            parts[k] = Some(part);
+            solved_kinds.push(part);
         }
-        let mut parts: Vec<Part> = (0..regions.len())
-            .map(|k| {
-                let (r, shift) = first_of[k];
-                match &parts[r] {
-                    Some(Part::Exact(plan, cost)) => Part::Exact(shifted(plan, shift), *cost),
-                    Some(Part::AtLeast(v)) => Part::AtLeast(*v),
-                    Some(Part::Stopped(v)) => Part::Stopped(*v),
-                    // Every kind was solved above.
-                    None => Part::Stopped(0),
-                }
-            })
+        // Every region takes its kind's part, a plan shifted onto it.
+        let mut parts: Vec<Part> = first_of
+            .iter()
+            .map(
+                |&(r, shift)| match &solved_kinds[kinds.partition_point(|&k| k < r)] {
+                    Part::Exact(plan, cost) => Part::Exact(shifted(plan, shift), *cost),
+                    Part::AtLeast(v) => Part::AtLeast(*v),
+                    Part::Stopped(v) => Part::Stopped(*v),
+                },
+            )
             .collect();
         loop {
             let floor_sum = parts
@@ -749,32 +748,14 @@ fn shift_between(p: &Problem<'_>, floor: &RestFloor, a: &NodeSet, b: &NodeSet) -
     }
     let d = i64::from(b0.0) - i64::from(a0.0);
     let at = |v: NodeId| NodeId((i64::from(v.0) + d) as u32);
+    // A tensor of `a`'s, as `b` reads it.
+    let inside = |s: Source| match s {
+        Source::Node(u) if a.contains(u) => Some(Source::Node(at(u))),
+        _ => None,
+    };
     // Tensors from outside the regions: a's to b's, and back.
-    let pairs = std::cell::RefCell::new((FxMap::default(), FxMap::default()));
-    let map = |s: Source| -> Option<Source> {
-        if let Source::Node(u) = s
-            && a.contains(u)
-        {
-            return Some(Source::Node(at(u)));
-        }
-        pairs.borrow().0.get(&s).copied()
-    };
-    let pair = |s: Source, t: Source| -> bool {
-        if let Source::Node(u) = s
-            && a.contains(u)
-        {
-            return t == Source::Node(at(u));
-        }
-        if matches!(t, Source::Node(w) if b.contains(w))
-            || g.shape_of(s) != g.shape_of(t)
-            || g.rows_of(s) != g.rows_of(t)
-            || g.row_elements(s) != g.row_elements(t)
-        {
-            return false;
-        }
-        let (there, back) = &mut *pairs.borrow_mut();
-        *there.entry(s).or_insert(t) == t && *back.entry(t).or_insert(s) == s
-    };
+    let mut there: FxMap<Source, Source> = FxMap::default();
+    let mut back: FxMap<Source, Source> = FxMap::default();
     let unfusable = p.unfusable();
     for v in a.iter() {
         let w = at(v);
@@ -795,11 +776,23 @@ fn shift_between(p: &Problem<'_>, floor: &RestFloor, a: &NodeSet, b: &NodeSet) -
             return None;
         }
         for (port, (&s, &t)) in x.inputs.iter().zip(&y.inputs).enumerate() {
-            if !pair(s, t) || g.row_read(v, port) != g.row_read(w, port) {
+            let same = match inside(s) {
+                Some(shifted) => shifted == t,
+                None => {
+                    !matches!(t, Source::Node(u) if b.contains(u))
+                        && g.shape_of(s) == g.shape_of(t)
+                        && g.rows_of(s) == g.rows_of(t)
+                        && g.row_elements(s) == g.row_elements(t)
+                        && *there.entry(s).or_insert(t) == t
+                        && *back.entry(t).or_insert(s) == s
+                }
+            };
+            if !same || g.row_read(v, port) != g.row_read(w, port) {
                 return None;
             }
         }
-        let inside = |set: &NodeSet, u: NodeId, shift: i64| -> (Vec<(i64, u32)>, bool) {
+        // Consumers inside the region (less `shift`), and whether any is outside.
+        let consumers = |set: &NodeSet, u: NodeId, shift: i64| -> (Vec<(i64, u32)>, bool) {
             let mut within = Vec::new();
             let mut beyond = false;
             for &(c, port) in g.consumers(u) {
@@ -812,7 +805,8 @@ fn shift_between(p: &Problem<'_>, floor: &RestFloor, a: &NodeSet, b: &NodeSet) -
             within.sort_unstable();
             (within, beyond)
         };
-        if inside(a, v, 0) != inside(b, w, d) || !floor.same_node(v, w, map) {
+        let map = |s: Source| inside(s).or_else(|| there.get(&s).copied());
+        if consumers(a, v, 0) != consumers(b, w, d) || !floor.same_node(v, w, map) {
             return None;
         }
     }
@@ -866,9 +860,7 @@ pub fn independent_regions(p: &Problem<'_>, max_group: usize) -> Result<Vec<Node
             if w <= u {
                 return Ok(vec![NodeSet::full(n)]);
             }
-            let mut span = desc[u.index()].intersection(&anc[w.index()]);
-            span.insert(u);
-            span.insert(w);
+            let span = crate::bound::span(&anc, &desc, u, w);
             if span.len() <= max_group && p.fits_somewhere(&span)? {
                 held[u.index() + 1] += 1;
                 held[w.index() + 1] -= 1;
