@@ -5,9 +5,12 @@
 //! ```
 //!
 //! Arguments: a zoo network (`gpt2` is built at 1,024 tokens), the cost model (`lbdf` or
-//! `brr`), the buffer in KiB, and the `max_group` values to try (comma-separated). For each it
-//! prints the optimal DRAM over that family (`docs/optimal.md`), the candidate sets costed,
-//! the stop reason and the wall time. Each run has a fresh cache.
+//! `brr`), the buffer in KiB, the `max_group` values to try (comma-separated), and optionally
+//! `plain` to grow every group across a bottleneck instead of joining them
+//! (`Optimal::join_bottlenecks` off: the same optimum, for comparison). For each it prints
+//! the optimal DRAM over that family (`docs/optimal.md`), the candidate sets costed, the stop
+//! reason and the wall time, then the cost cache's hits and misses. Each run has a fresh
+//! cache.
 
 use fuselage_cost::{Cached, CostConfig, CostKind};
 use fuselage_search::{Budget, Optimal, Problem, SearchStrategy};
@@ -17,8 +20,14 @@ use std::time::Instant;
 
 fn main() -> Result<(), Box<dyn Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let [net, fusion, kib, sizes] = args.as_slice() else {
-        return Err("usage: optimal_scale NETWORK lbdf|brr KIB MAX_GROUP[,MAX_GROUP...]".into());
+    let (net, fusion, kib, sizes, plain) = match args.as_slice() {
+        [net, fusion, kib, sizes] => (net, fusion, kib, sizes, false),
+        [net, fusion, kib, sizes, plain] if plain == "plain" => (net, fusion, kib, sizes, true),
+        _ => {
+            return Err(
+                "usage: optimal_scale NETWORK lbdf|brr KIB MAX_GROUP[,MAX_GROUP...] [plain]".into(),
+            );
+        }
     };
     let g = if net == "gpt2" {
         fuselage_zoo::build_seq(net, 1024)?
@@ -34,6 +43,7 @@ fn main() -> Result<(), Box<dyn Error>> {
         let p = Problem::new(&g, &model, &splitter)?;
         let mut optimal = Optimal::default();
         optimal.max_group = max_group;
+        optimal.join_bottlenecks = !plain;
         let start = Instant::now();
         let r = optimal.run(&p, &Budget::new(1)?, 0)?;
         println!(
@@ -43,6 +53,8 @@ fn main() -> Result<(), Box<dyn Error>> {
             r.stop,
             start.elapsed().as_secs_f64()
         );
+        let stats = model.stats();
+        println!("  cache: {} hits, {} misses", stats.hits, stats.misses);
     }
     Ok(())
 }

@@ -24,7 +24,10 @@ pub struct GroupCost {
     /// (read as 0).
     #[serde(default)]
     pub activation_buffer_bytes: u64,
-    /// `F_D`: the DRAM traffic of the group, in bytes.
+    /// `F_D`: the DRAM traffic of the group, in bytes. Never below `I + O + W`
+    /// (`input_bytes + output_bytes + weight_bytes`): every model reads its inputs, writes
+    /// its outputs and loads its weights at least once (LBDF exactly that, BRR streaming
+    /// weights `T` times). The exact optimiser relies on it.
     pub dram_bytes: u64,
     /// `W(φ)`: the bytes of the group's weights and biases.
     pub weight_bytes: u64,

@@ -253,6 +253,21 @@ impl RestFloor {
         total.saturating_sub(lost)
     }
 
+    /// What every valid group containing `group` pays for the weights of `members` (a
+    /// subset of `group`) beyond reading them once: their rereads and their part of the tile
+    /// excess ([`TileFloor::excess_of`]). It never falls as `group` grows, and the parts of
+    /// disjoint member sets add up, so `F_D ≥ I + O + W + weights_beyond(φ, φ)`.
+    pub fn weights_beyond(&self, group: &NodeSet, members: &NodeSet) -> u64 {
+        let rereads = members.iter().fold(0u64, |s, v| {
+            s.saturating_add(self.rereads.get(v.index()).copied().unwrap_or(0))
+        });
+        rereads.saturating_add(
+            self.tiles
+                .as_ref()
+                .map_or(0, |t| t.excess_of(group, members)),
+        )
+    }
+
     /// What every valid group containing `group` pays beyond its members' rereads
     /// ([`TileFloor::excess`]); never falls as members are added.
     pub fn excess(&self, group: &NodeSet) -> u64 {

@@ -16,6 +16,24 @@ pub enum SearchError {
     /// The splitter failed.
     #[error(transparent)]
     Split(#[from] fuselage_split::SplitError),
+    /// A cost model reported less DRAM traffic for a group than it must move at least: the
+    /// tensors it reads and writes and its weights (`I + O + W`), plus the weights its own
+    /// tile floor says it reads again. [`Optimal`](crate::Optimal)'s joins at bottlenecks
+    /// rely on that floor.
+    #[error(
+        "cost model `{model}` reports F_D = {dram} B for a group of {nodes} nodes, below the \
+         {floor} B it must move at least (I + O + W and its weights' rereads)"
+    )]
+    ModelContract {
+        /// The model's name.
+        model: String,
+        /// The group's size.
+        nodes: usize,
+        /// The `F_D` it reported.
+        dram: u64,
+        /// What it must move at least.
+        floor: u64,
+    },
     /// The IR rejected a plan (a bug in a strategy: plans must stay partitions and acyclic).
     #[error(transparent)]
     Ir(#[from] fuselage_ir::IrError),

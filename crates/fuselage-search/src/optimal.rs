@@ -85,18 +85,42 @@
 //! cuts (Inception-v3 at 2 MiB, where some group that fits holds any one edge) is one
 //! region, planned as before.
 //!
-//! **Where it is still slow.** The family holds every connected group of up to `max_group`
-//! nodes that fits. Where most of them fit, the graph has no independent regions and the
-//! bound's slack is spread over many modules, their number is the work: on Inception-v3 at
-//! 2 MiB the programme costs 2.7–3.2 million extensions and takes 4–9 s on two cores (see
-//! `docs/optimal.md`). There, [`Budget::with_time_limit`] makes it an anytime solver that
-//! returns the best plan so far with a proven lower bound on the optimum
+//! **Bottlenecks.** A node `c` is a *bottleneck* of the rest when every other node of the rest
+//! is its ancestor or its descendant, and its descendants read nothing but `c` and each other
+//! (an Inception module's concat, a residual block's Add, any node of a chain; see
+//! [`bottleneck_nodes`]). A group with nodes on both sides holds `c` (it is connected, and
+//! every edge across leaves `c`), so it is a *tail* `P`, the part of `before` (the start
+//! and `c`'s ancestors) outside some state `D ⊆ before`, with a *head* `E`: `c` and a
+//! connected down-closed part of its descendants. Grown from each state, every (tail, head)
+//! pair is an extension of its own: on Inception-v3 at 2 MiB 3.03 of the 3.16 million
+//! extensions held a bottleneck and nodes before it. But the two sides share no tensor (the
+//! head reads only `c` and itself), so `I + O + W` of `P ∪ E` is that of `P ∪ {c}` plus that
+//! of `E` less that of `{c}`: LBDF's `F_D` exactly, and a floor on BRR's, to which each side
+//! adds its own weights' rereads and tile excess ([`RestFloor::weights_beyond`]). So the
+//! programme *joins* at `c` once every state inside `before` is expanded: it lists the
+//! tails once, sorted by `best[D]` plus their part of that floor, and for each head walks
+//! them until the floor reaches the best step found, costing only the pairs that can still
+//! win. Each head gets its best tail, exactly. A group across several bottlenecks is made at
+//! the last one it holds a tail of, and the programme grows no extension that holds a
+//! bottleneck past its first node, so every group of the family is reached once. Objectives
+//! other than DRAM walk by `best[D]` alone (a group's value is never negative). The optimum
+//! is the programme's without joins ([`Optimal::join_bottlenecks`] off, which the tests
+//! compare); where two tails tie, the first in the walk stays, so a plan of equal value may
+//! differ.
+//!
+//! **Where it could still be slow.** The family holds every connected group of up to
+//! `max_group` nodes that fits. With the joins, every input in `docs/optimal.md` (the zoo at
+//! 128 KiB and 2 MiB under both models, GPT-2 at 12 layers and 1,024 tokens) finishes in
+//! under 1.5 s on two cores, Inception-v3 at 2 MiB in about 1.1–1.4 s with 0.64–0.66 million
+//! sets costed. A wide graph with neither regions nor bottlenecks would still cost its
+//! extensions one by one. [`Budget::with_time_limit`] makes the programme an anytime solver
+//! that returns the best plan so far with a proven lower bound on the optimum
 //! ([`SearchResult::lower_bound`]): stopped during the orders, the whole graph's rest bound
 //! with spans longer than either family's groups; stopped in the down-set programme, the
 //! least `best[D]` plus the rest bound over the states still waiting (every plan of the
-//! first family that beats the best order plan passes through one of them), or the best
-//! order plan; with regions, the sum of the regions' floors or the whole graph's rest bound,
-//! whichever is higher.
+//! first family that beats the best order plan passes through one of them; the states a
+//! bottleneck not yet joined would extend wait too), or the best order plan; with regions,
+//! the sum of the regions' floors or the whole graph's rest bound, whichever is higher.
 //!
 //! **2. Larger groups, along candidate orders.** For one topological order π, the best plan whose
 //! groups are the components of consecutive segments of π (at most `max_segment` nodes, default
@@ -121,12 +145,13 @@
 //! the two optima is a proven lower bound (no plan is faster than the first or cheaper than
 //! the second), which [`Optimal::edp_bound`] gives.
 //!
-//! Complexity: family 1 costs O(states · connected extensions) cost-model calls, family 2
+//! Complexity: family 1 costs O(states · connected extensions that cross no bottleneck) plus,
+//! per bottleneck, O(tails + heads + the tails walked) cost-model calls, family 2
 //! O(orders · n · max_segment); both go through the problem's (cached) model. A segment whose
 //! component's buffer floor does not fit ends the extension of its start at once.
 
 use crate::bound::RestFloor;
-use crate::error::Result;
+use crate::error::{Result, SearchError};
 use crate::problem::{Problem, Score};
 use crate::strategy::{Budget, SearchResult, SearchStrategy, StopReason};
 use fuselage_cost::Objective;
@@ -146,6 +171,10 @@ pub struct Optimal {
     pub patience: usize,
     /// Random topological orders tried besides the structured ones (default 4).
     pub random_orders: usize,
+    /// Whether the down-set programme joins the groups that cross a bottleneck (default
+    /// true; see "Bottlenecks" in the module docs). Off, every such group is an extension of
+    /// its own; the optimum is the same, which the tests check.
+    pub join_bottlenecks: bool,
     extra: Vec<Vec<NodeId>>,
 }
 
@@ -156,6 +185,7 @@ impl Default for Optimal {
             max_segment: 160,
             patience: 48,
             random_orders: 4,
+            join_bottlenecks: true,
             extra: Vec::new(),
         }
     }
@@ -329,6 +359,10 @@ impl Optimal {
     /// and its closure lies inside `E`. A disconnected extension is never needed: its
     /// components are steps of their own. On an Inception module with four branches this visits
     /// a few extensions per state instead of every combination of branch prefixes.
+    ///
+    /// **Joined.** The extensions that hold a bottleneck and nodes before it are not grown
+    /// from each state but made once per bottleneck, from the best tail for each head
+    /// (`Optimal::join`, "Bottlenecks" in the module docs).
     fn downsets_until(
         &self,
         p: &Problem<'_>,
@@ -339,10 +373,16 @@ impl Optimal {
     ) -> Result<Downsets> {
         use rayon::prelude::*;
         use std::collections::BTreeMap;
-        use std::collections::hash_map::Entry;
         let g = p.graph();
         let n = g.len();
-        let net = Net::of(g);
+        let necks = if self.join_bottlenecks && self.max_group >= 2 {
+            bottlenecks(p, start)
+        } else {
+            Vec::new()
+        };
+        let net = Net::of(g, &necks);
+        // The next bottleneck to join (they are in order, each one's `before` inside the next).
+        let mut joined = 0;
         // best[D] = (cost of covering D, the down-set D came from).
         let mut best: FxMap<NodeSet, (u64, NodeSet)> = FxMap::default();
         best.insert(start.clone(), (0, start.clone()));
@@ -353,18 +393,51 @@ impl Optimal {
         // States of one size do not lead to each other: they are expanded in parallel, and
         // their extensions merged in the layer's order, so the result is the same whatever the
         // thread count.
-        while let Some((&size, _)) = by_size.iter().next() {
-            let layer = by_size.remove(&size).unwrap_or_default();
+        loop {
+            let next_size = by_size.keys().next().copied();
             if out_of_time() {
-                let waiting: Vec<&NodeSet> =
-                    layer.iter().chain(by_size.values().flatten()).collect();
-                let least = waiting
+                // Every state not yet expanded waits, and so does every state a bottleneck
+                // still to be joined would extend (a tail of fewer than `max_group` nodes
+                // before it): the groups across it are not generated yet.
+                let pending = |d: &NodeSet| {
+                    necks[joined..].iter().any(|neck| {
+                        d.len() < neck.before.len()
+                            && neck.before.len() - d.len() < self.max_group
+                            && d.is_subset(&neck.before)
+                    })
+                };
+                let least = best
                     .par_iter()
-                    .map(|d| best[*d].0.saturating_add(rest_bound(p, floor, d).0))
+                    .filter(|(d, _)| next_size.is_some_and(|s| d.len() >= s) || pending(d))
+                    .map(|(d, (base, _))| base.saturating_add(rest_bound(p, floor, d).0))
                     .min()
                     .unwrap_or(u64::MAX);
-                return Ok(Downsets::GaveUp(least.min(upper)));
+                if next_size.is_some() || joined < necks.len() {
+                    return Ok(Downsets::GaveUp(least.min(upper)));
+                }
             }
+            // A bottleneck is joined once every state inside its `before` is expanded (they
+            // are all smaller than it); the states it reaches are all larger.
+            if let Some(neck) = necks
+                .get(joined)
+                .filter(|neck| next_size.is_none_or(|s| s > neck.before.len()))
+            {
+                // Given up when the budget expires: the loop then stops with its states
+                // still waiting.
+                let Some(found) = self.join(p, &net, &best, neck, (upper, budget), floor)? else {
+                    continue;
+                };
+                costed += found.costed;
+                for (next, total, from) in found.steps {
+                    keep_step(&mut best, &mut by_size, next, total, from);
+                }
+                joined += 1;
+                continue;
+            }
+            let Some(size) = next_size else {
+                break;
+            };
+            let layer = by_size.remove(&size).unwrap_or_default();
             let expanded: Vec<Result<Expansion>> = layer
                 .par_iter()
                 .map(|d| {
@@ -394,18 +467,7 @@ impl Optimal {
                 let found = found?;
                 costed += found.costed;
                 for (next, total) in found.steps {
-                    match best.entry(next) {
-                        Entry::Occupied(mut o) => {
-                            if total < o.get().0 {
-                                o.insert((total, d.clone()));
-                            }
-                        }
-                        Entry::Vacant(v) => {
-                            let len = v.key().len();
-                            by_size.entry(len).or_default().push(v.key().clone());
-                            v.insert((total, d.clone()));
-                        }
-                    }
+                    keep_step(&mut best, &mut by_size, next, total, d.clone());
                 }
             }
         }
@@ -440,18 +502,10 @@ impl Optimal {
     ) -> Result<Expansion> {
         use rayon::prelude::*;
         let g = p.graph();
-        let n = g.len();
         let max_group = self.max_group.max(1);
         let unfusable = p.unfusable();
         let mut out = Expansion::default();
-        let mut seen: FxSet<NodeSet> = FxSet::default();
-        let mut level: Vec<NodeSet> = g
-            .node_ids()
-            .filter(|&s| !d.contains(s) && net.preds[s.index()].iter().all(|&u| d.contains(u)))
-            .map(|s| NodeSet::singleton(n, s))
-            .collect();
-        let mut closure: Vec<NodeId> = Vec::new();
-        while !level.is_empty() {
+        net.grow(d, max_group, |level| {
             out.costed += level.len() as u64;
             // Each extension's F_D (when admissible) and whether a larger one might fit.
             let costs: Vec<Result<(Option<u64>, bool)>> = level
@@ -467,67 +521,311 @@ impl Optimal {
                         }
                         // This step cannot beat `upper`: grow it without costing it.
                         if slack.floor.step(g, d, e) >= slack.step {
-                            return Ok((None, e.len() < max_group && p.fits_somewhere(e)?));
+                            return Ok((None, p.fits_somewhere(e)?));
                         }
                     }
                     let dram = p.admissible_value(e)?;
-                    let grow = e.len() < max_group && (dram.is_some() || p.fits_somewhere(e)?);
-                    Ok((dram, grow))
+                    Ok((dram, dram.is_some() || p.fits_somewhere(e)?))
                 })
                 .collect();
-            let mut next = Vec::new();
+            let mut grow = Vec::with_capacity(level.len());
             for (e, cost) in level.iter().zip(costs) {
-                let (dram, grow) = cost?;
+                let (dram, fits) = cost?;
                 if let Some(total) = dram
                     .map(|dram| base.saturating_add(dram))
                     .filter(|&t| t < upper)
                 {
                     out.steps.push((d.union(e), total));
                 }
-                if !grow {
-                    continue;
+                grow.push(fits);
+            }
+            Ok(grow)
+        })?;
+        Ok(out)
+    }
+
+    /// The groups across the bottleneck `neck` (see "Bottlenecks" in the module docs), as
+    /// `(before ∪ E, best[D] + F_D(P ∪ E), D)`: for every head `E` (a connected extension of
+    /// `before` that holds the bottleneck and no later one), the best tail `P = before − D`
+    /// over the states `D` inside `before`, below `upper` and the rest bound. `None` when
+    /// `budget` expired first.
+    ///
+    /// The tails are walked in increasing order of `best[D] + I + O + W` of `P` with the
+    /// bottleneck, so that with the head's part (its `I + O + W` less the bottleneck's own)
+    /// the key is `best[D]` plus `I + O + W` of `P ∪ E`, a lower bound on what the step
+    /// costs (`F_D ≥ I + O + W`; other objectives use `best[D]` alone). Where the model
+    /// streams weights, each side adds what its own weights must be read again
+    /// ([`RestFloor::weights_beyond`], which only grows with the group). The walk stops at
+    /// the first tail whose key reaches the best step found: every tail after it costs at
+    /// least as much. Under LBDF, where `F_D = I + O + W`, the first admissible tail is the
+    /// answer.
+    fn join(
+        &self,
+        p: &Problem<'_>,
+        net: &Net,
+        best: &FxMap<NodeSet, (u64, NodeSet)>,
+        neck: &Bottleneck,
+        (upper, budget): (u64, &Budget<'_>),
+        floor: &RestFloor,
+    ) -> Result<Option<Joined>> {
+        use rayon::prelude::*;
+        let g = p.graph();
+        let max_group = self.max_group.max(1);
+        let model = p.model();
+        let dram = p.objective() == Objective::Dram;
+        // I + O + W: what F_D is at least, with what the floor adds for some of the weights.
+        let io = |group: &NodeSet, members: &NodeSet| -> Result<(u64, fuselage_cost::GroupCost)> {
+            let c = model.evaluate(g, group)?;
+            let io = c
+                .input_bytes
+                .saturating_add(c.output_bytes)
+                .saturating_add(c.weight_bytes)
+                .saturating_add(floor.weights_beyond(group, members));
+            Ok((if dram { io } else { 0 }, c))
+        };
+        let single = NodeSet::singleton(g.len(), neck.node);
+        let (alone, _) = io(&single, &NodeSet::new(g.len()))?;
+        let mut states: Vec<(&NodeSet, u64)> = best
+            .iter()
+            .filter(|(d, _)| {
+                d.len() < neck.before.len()
+                    && neck.before.len() - d.len() < max_group
+                    && d.is_subset(&neck.before)
+            })
+            .map(|(d, &(base, _))| (d, base))
+            .collect();
+        states.sort();
+        let tails: Vec<Result<Option<Tail>>> = states
+            .par_iter()
+            .map(|&(d, base)| {
+                if upper != u64::MAX && base.saturating_add(rest_bound(p, floor, d).0) >= upper {
+                    return Ok(None);
                 }
-                for v in e.iter() {
-                    for &w in &net.succs[v.index()] {
-                        if d.contains(w) || e.contains(w) {
-                            continue;
-                        }
-                        // E ∪ closure(w): w and its ancestors not yet covered.
-                        let mut bigger = e.clone();
-                        closure.clear();
-                        closure.push(w);
-                        bigger.insert(w);
-                        while let Some(x) = closure.pop() {
-                            for &u in &net.preds[x.index()] {
-                                if !d.contains(u) && bigger.insert(u) {
-                                    closure.push(u);
-                                }
-                            }
-                        }
-                        if bigger.len() <= max_group && seen.insert(bigger.clone()) {
-                            next.push(bigger);
+                let mut part = neck.before.difference(d);
+                let size = part.len();
+                part.insert(neck.node);
+                if !p.fits_somewhere(&part)? {
+                    return Ok(None);
+                }
+                let (io, _) = io(&part, &part)?;
+                Ok(Some(Tail {
+                    key: i128::from(base) + i128::from(io),
+                    base,
+                    size,
+                    from: d.clone(),
+                    part,
+                }))
+            })
+            .collect();
+        let mut sorted = Vec::with_capacity(tails.len());
+        for tail in tails {
+            sorted.extend(tail?);
+        }
+        // The tails' own sets (with the bottleneck) were costed, those the bound left.
+        let mut costed = sorted.len() as u64;
+        // Stable: equal keys keep the states' order.
+        sorted.sort_by_key(|t| t.key);
+        let tails = sorted;
+        let Some(smallest) = tails.iter().map(|t| t.size).min() else {
+            return Ok(Some(Joined::default()));
+        };
+        // The heads: connected extensions of `before`, small enough to take a tail.
+        let mut heads: Vec<(NodeSet, i128)> = Vec::new();
+        net.grow(&neck.before, max_group - smallest, |level| {
+            if budget.expired() {
+                return Ok(vec![false; level.len()]);
+            }
+            costed += level.len() as u64;
+            let costs: Vec<Result<(bool, u64)>> = level
+                .par_iter()
+                .map(|e| {
+                    let (io, c) = io(e, &e.difference(&single))?;
+                    Ok((c.valid || p.fits_somewhere(e)?, io))
+                })
+                .collect();
+            let mut grow = Vec::with_capacity(level.len());
+            for (e, cost) in level.iter().zip(costs) {
+                let (fits, io) = cost?;
+                if fits {
+                    heads.push((e.clone(), i128::from(io) - i128::from(alone)));
+                }
+                grow.push(fits);
+            }
+            Ok(grow)
+        })?;
+        if budget.expired() {
+            return Ok(None);
+        }
+        // Per head, its best step `(cost, tail)` and the pairs costed; `None` past the budget.
+        type Walk = Option<(Option<(u64, usize)>, u64)>;
+        let walked: Vec<Result<Walk>> = heads
+            .par_iter()
+            .map(|(e, part)| {
+                if budget.expired() {
+                    return Ok(None);
+                }
+                let next = neck.before.union(e);
+                let mut limit = if upper == u64::MAX {
+                    u64::MAX
+                } else {
+                    upper.saturating_sub(rest_bound(p, floor, &next).0)
+                };
+                let mut found = None;
+                let mut evaluated = 0;
+                for (k, tail) in tails.iter().enumerate() {
+                    let key = tail.key + part;
+                    if key >= i128::from(limit) {
+                        break;
+                    }
+                    if tail.size + e.len() > max_group {
+                        continue;
+                    }
+                    let group = tail.part.union(e);
+                    evaluated += 1;
+                    let c = model.evaluate(g, &group)?;
+                    if dram && i128::from(c.dram_bytes) < key - i128::from(tail.base) {
+                        return Err(SearchError::ModelContract {
+                            model: model.name().to_string(),
+                            nodes: group.len(),
+                            dram: c.dram_bytes,
+                            floor: u64::try_from(key - i128::from(tail.base)).unwrap_or(u64::MAX),
+                        });
+                    }
+                    if let Some(value) = p.admissible_value(&group)? {
+                        let total = tail.base.saturating_add(value);
+                        if total < limit {
+                            limit = total;
+                            found = Some((total, k));
                         }
                     }
                 }
+                Ok(Some((found, evaluated)))
+            })
+            .collect();
+        let mut out = Joined::default();
+        for ((e, _), result) in heads.iter().zip(walked) {
+            let Some((found, evaluated)) = result? else {
+                return Ok(None);
+            };
+            costed += evaluated;
+            if let Some((total, k)) = found {
+                out.steps
+                    .push((neck.before.union(e), total, tails[k].from.clone()));
             }
-            level = next;
         }
-        Ok(out)
+        out.costed = costed;
+        Ok(Some(out))
     }
+}
+
+/// Records the step `from → next` at `total` when it is the first way to `next` or a cheaper
+/// one (the first of equals stays); a new state waits in its size's layer.
+fn keep_step(
+    best: &mut FxMap<NodeSet, (u64, NodeSet)>,
+    by_size: &mut std::collections::BTreeMap<usize, Vec<NodeSet>>,
+    next: NodeSet,
+    total: u64,
+    from: NodeSet,
+) {
+    use std::collections::hash_map::Entry;
+    match best.entry(next) {
+        Entry::Occupied(mut o) => {
+            if total < o.get().0 {
+                o.insert((total, from));
+            }
+        }
+        Entry::Vacant(v) => {
+            let len = v.key().len();
+            by_size.entry(len).or_default().push(v.key().clone());
+            v.insert((total, from));
+        }
+    }
+}
+
+/// A node `c` of the rest such that every other node of the rest is its ancestor or its
+/// descendant, and the descendants read nothing but `c` and each other (see "Bottlenecks"
+/// in the module docs).
+struct Bottleneck {
+    /// The node.
+    node: NodeId,
+    /// The down-set of everything before it: the start and its ancestors.
+    before: NodeSet,
+}
+
+/// The bottlenecks of the whole graph, in order (see "Bottlenecks" in the module docs): the
+/// nodes every other node is an ancestor or a descendant of, whose descendants read nothing
+/// but them and each other. The down-set programme joins the groups across each.
+pub fn bottleneck_nodes(p: &Problem<'_>) -> Vec<NodeId> {
+    bottlenecks(p, &NodeSet::new(p.graph().len()))
+        .into_iter()
+        .map(|neck| neck.node)
+        .collect()
+}
+
+/// The bottlenecks of the rest of the graph once `start` is covered, in order (each one's
+/// `before` inside the next one's). Unfusable nodes are left out: no group holds one with
+/// anything else.
+fn bottlenecks(p: &Problem<'_>, start: &NodeSet) -> Vec<Bottleneck> {
+    let g = p.graph();
+    let rest = NodeSet::full(g.len()).difference(start);
+    let (anc, desc) = crate::bound::reach(g);
+    let mut necks: Vec<Bottleneck> = rest
+        .iter()
+        .filter(|&c| !p.unfusable().contains(c))
+        .filter(|&c| {
+            let (up, down) = (&anc[c.index()], &desc[c.index()]);
+            let after = down.intersection(&rest);
+            up.intersection(&rest).len() + after.len() + 1 == rest.len()
+                && after.iter().all(|v| {
+                    g.node(v)
+                        .inputs
+                        .iter()
+                        .all(|s| s.node().is_some_and(|u| u == c || after.contains(u)))
+                })
+        })
+        .map(|c| Bottleneck {
+            node: c,
+            before: start.union(&anc[c.index()]),
+        })
+        .collect();
+    necks.sort_by_key(|neck| neck.before.len());
+    necks
+}
+
+/// A tail of a join: the state `from`, its cost, and the group `part` it leaves before the
+/// bottleneck (bottleneck included; `size` nodes without it).
+struct Tail {
+    /// `best[from]` plus `I + O + W` of `part`.
+    key: i128,
+    base: u64,
+    size: usize,
+    from: NodeSet,
+    part: NodeSet,
+}
+
+/// What joining one bottleneck found.
+#[derive(Default)]
+struct Joined {
+    /// `(before ∪ E, cost, D)` for every head with a tail below the bound, in head order.
+    steps: Vec<(NodeSet, u64, NodeSet)>,
+    /// Sets costed.
+    costed: u64,
 }
 
 type Fx = std::hash::BuildHasherDefault<fuselage_cost::FxHasher>;
 type FxMap<K, V> = std::collections::HashMap<K, V, Fx>;
 type FxSet<K> = std::collections::HashSet<K, Fx>;
 
-/// Producers and (distinct) consumers of every node, by index.
+/// Producers and (distinct) consumers of every node, by index, and the bottlenecks whose
+/// crossing groups are joined rather than grown.
 struct Net {
     preds: Vec<Vec<NodeId>>,
     succs: Vec<Vec<NodeId>>,
+    necks: NodeSet,
 }
 
 impl Net {
-    fn of(g: &Graph) -> Net {
+    fn of(g: &Graph, necks: &[Bottleneck]) -> Net {
         Net {
             preds: g.node_ids().map(|v| g.producers(v).collect()).collect(),
             succs: g
@@ -538,7 +836,70 @@ impl Net {
                     c
                 })
                 .collect(),
+            necks: NodeSet::from_ids(g.len(), necks.iter().map(|neck| neck.node)),
         }
+    }
+
+    /// Generates the connected extensions of the down-set `d` of at most `limit` nodes, one
+    /// generation at a time (see [`Optimal::best_over_downsets`]): `visit` gets each
+    /// generation and says which of its sets may grow. A set that holds a bottleneck with a
+    /// producer outside `d` is neither visited nor grown: it crosses the bottleneck, and the
+    /// join makes those groups.
+    fn grow(
+        &self,
+        d: &NodeSet,
+        limit: usize,
+        mut visit: impl FnMut(&[NodeSet]) -> Result<Vec<bool>>,
+    ) -> Result<()> {
+        let n = d.capacity();
+        let crosses = |e: &NodeSet| {
+            !e.is_disjoint(&self.necks)
+                && e.iter().any(|c| {
+                    self.necks.contains(c) && self.preds[c.index()].iter().any(|&u| !d.contains(u))
+                })
+        };
+        let mut seen: FxSet<NodeSet> = FxSet::default();
+        let mut level: Vec<NodeSet> = (0..n)
+            .map(|i| NodeId(i as u32))
+            .filter(|&s| !d.contains(s) && self.preds[s.index()].iter().all(|&u| d.contains(u)))
+            .map(|s| NodeSet::singleton(n, s))
+            .filter(|e| e.len() <= limit)
+            .collect();
+        let mut closure: Vec<NodeId> = Vec::new();
+        while !level.is_empty() {
+            let grow = visit(&level)?;
+            let mut next = Vec::new();
+            for (e, grow) in level.iter().zip(grow) {
+                if !grow || e.len() >= limit {
+                    continue;
+                }
+                for v in e.iter() {
+                    for &w in &self.succs[v.index()] {
+                        if d.contains(w) || e.contains(w) {
+                            continue;
+                        }
+                        // E ∪ closure(w): w and its ancestors not yet covered.
+                        let mut bigger = e.clone();
+                        closure.clear();
+                        closure.push(w);
+                        bigger.insert(w);
+                        while let Some(x) = closure.pop() {
+                            for &u in &self.preds[x.index()] {
+                                if !d.contains(u) && bigger.insert(u) {
+                                    closure.push(u);
+                                }
+                            }
+                        }
+                        if bigger.len() <= limit && !crosses(&bigger) && seen.insert(bigger.clone())
+                        {
+                            next.push(bigger);
+                        }
+                    }
+                }
+            }
+            level = next;
+        }
+        Ok(())
     }
 }
 

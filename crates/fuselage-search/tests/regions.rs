@@ -1,12 +1,15 @@
-//! Independent regions: no admissible group crosses a cut, and planning the regions apart
-//! gives the same optimum as the whole-graph down-set programme.
+//! The two decompositions of `Optimal`'s down-set programme keep its optimum:
+//! - independent regions: no admissible group crosses a cut, and planning the regions apart
+//!   gives the same optimum as the whole-graph down-set programme;
+//! - bottleneck joins: making the groups across a bottleneck from the best tail for each head
+//!   gives the same optimum as growing each of them from its own state.
 
 #[path = "../../fuselage-cost/tests/common/mod.rs"]
 mod common;
 
 use fuselage_cost::{Cached, CostConfig, CostKind};
 use fuselage_ir::{Graph, NodeSet, Plan};
-use fuselage_search::optimal::independent_regions;
+use fuselage_search::optimal::{bottleneck_nodes, independent_regions};
 use fuselage_search::{Budget, Optimal, Problem, SearchStrategy};
 use fuselage_split::RandomSplitter;
 use proptest::prelude::*;
@@ -33,17 +36,27 @@ fn against_the_whole_graph(
     (r.score.dram_bytes, both_families(&o, &p), regions.len())
 }
 
-/// The better of the unbounded whole-graph down-set programme and the best order plan: what
-/// `Optimal::run` must return.
+/// The better of the unbounded whole-graph down-set programme (without bottleneck joins) and
+/// the best order plan: what `Optimal::run` must return.
 fn both_families(o: &Optimal, p: &Problem<'_>) -> u64 {
-    let (_, downsets, _) = o.best_over_downsets(p).unwrap();
-    let orders = o
-        .candidate_orders(p.graph(), 0)
+    plain_downsets(o, p).min(best_order(o, p))
+}
+
+/// The unbounded whole-graph down-set programme's optimum, every group grown from its own
+/// state (no bottleneck joins).
+fn plain_downsets(o: &Optimal, p: &Problem<'_>) -> u64 {
+    let mut plain = o.clone();
+    plain.join_bottlenecks = false;
+    plain.best_over_downsets(p).unwrap().1
+}
+
+/// The best order plan's value.
+fn best_order(o: &Optimal, p: &Problem<'_>) -> u64 {
+    o.candidate_orders(p.graph(), 0)
         .iter()
         .map(|ord| o.best_for_order(p, ord).unwrap().1)
         .min()
-        .unwrap();
-    downsets.min(orders)
+        .unwrap()
 }
 
 fn dag() -> impl Strategy<Value = (Graph, u64, bool, u64)> {
@@ -97,6 +110,28 @@ proptest! {
         }
     }
 
+    /// With bottleneck joins, the unbounded programme finds the optimum of the programme
+    /// without them, its plan is valid and worth what it says, and the bounded run (joins,
+    /// regions and bounds together) returns the better of that and the best order plan.
+    /// About a fifth of the drawn graphs have bottlenecks (29 of 130 in one run).
+    #[test]
+    fn joining_at_bottlenecks_keeps_the_optimum((g, bytes, brr, _) in dag()) {
+        let kind = if brr { CostKind::Brr } else { CostKind::Lbdf };
+        let model = Cached::new(kind.model(CostConfig::new(bytes).unwrap()));
+        let splitter = RandomSplitter::new(&model);
+        let p = Problem::new(&g, &model, &splitter).unwrap();
+        let mut o = Optimal::default();
+        o.max_group = 6;
+        let (plan, joined, _) = o.best_over_downsets(&p).unwrap();
+        let grown = plain_downsets(&o, &p);
+        prop_assert_eq!(joined, grown);
+        g.check_plan(&plan).unwrap();
+        prop_assert!(plan.groups.iter().all(|grp| grp.len() <= 6));
+        prop_assert_eq!(p.score(&plan).unwrap().dram_bytes, joined);
+        let r = o.run(&p, &Budget::new(1).unwrap(), 0).unwrap();
+        prop_assert_eq!(r.score.dram_bytes, grown.min(best_order(&o, &p)));
+    }
+
     /// Planned region by region, the optimum is the whole-graph programme's (or the best order
     /// plan's, when that is better). About a third of the drawn graphs have more than one
     /// region at these buffers (45 of 130 in one run).
@@ -125,6 +160,31 @@ fn zoo_networks_split_into_regions_and_keep_their_optimum() {
 }
 
 #[test]
+fn zoo_networks_join_at_bottlenecks_and_keep_their_optimum() {
+    // Wide modules between bottlenecks, one region each at these buffers: Inception-v3's and
+    // GoogLeNet's concats, SqueezeNet's fire modules, ResNet-18's blocks (the unbounded
+    // programme without joins is the slow reference here).
+    for (name, kind, kib, necks) in [
+        ("squeezenet1_1", CostKind::Lbdf, 2048, 33),
+        ("resnet18", CostKind::Brr, 2048, 22),
+        ("googlenet", CostKind::Brr, 2048, 22),
+        ("inception_v3", CostKind::Lbdf, 128, 23),
+    ] {
+        let g = fuselage_zoo::build(name).unwrap();
+        let model = Cached::new(kind.model(CostConfig::kib(kib).unwrap()));
+        let splitter = RandomSplitter::new(&model);
+        let p = Problem::new(&g, &model, &splitter).unwrap();
+        assert_eq!(bottleneck_nodes(&p).len(), necks, "{name}: bottlenecks");
+        let o = Optimal::default();
+        let (plan, joined, _) = o.best_over_downsets(&p).unwrap();
+        g.check_plan(&plan).unwrap();
+        assert_eq!(p.score(&plan).unwrap().dram_bytes, joined, "{name}");
+        let r = o.run(&p, &Budget::new(1).unwrap(), 0).unwrap();
+        assert_eq!(r.score.dram_bytes, both_families(&o, &p), "{name}");
+    }
+}
+
+#[test]
 fn regions_keep_the_optimum_of_latency_and_energy() {
     // The regions and the shifts of repeated ones hold for any objective a group's value
     // sums to: GPT-2 (4 layers) at LBDF 128 KiB, 27 regions, on a compute-bound accelerator.
@@ -140,6 +200,8 @@ fn regions_keep_the_optimum_of_latency_and_energy() {
             .unwrap()
             .with_hardware(hw.clone(), objective);
         assert_eq!(independent_regions(&p, 64).unwrap().len(), 27);
+        // Joined with best[D] alone as the key: the lower bound is in DRAM bytes.
+        assert_eq!(bottleneck_nodes(&p).len(), 12);
         let o = Optimal::default();
         let r = o.run(&p, &Budget::new(1).unwrap(), 0).unwrap();
         g.check_plan(&r.plan).unwrap();

@@ -113,30 +113,41 @@ fn a_stop_flag_ends_every_strategy_with_its_best_plan_so_far() {
     }
 }
 
-#[test]
-fn the_optimiser_stopped_in_its_down_set_programme_proves_a_bound_below_the_optimum() {
-    use std::sync::atomic::{AtomicBool, Ordering};
-    // Inception-v3 at 128 KiB: the down-set programme does most of the work, so a stop after
-    // a few moments lands in it (or in the orders: the bound holds either way).
-    let g = fuselage_zoo::build("inception_v3").unwrap();
-    let inner = Brr::new(CostConfig::kib(128).unwrap());
-    let model = Cached::new(&inner);
-    let splitter = RandomSplitter::new(&model);
-    let p = Problem::new(&g, &model, &splitter).unwrap();
-    let full = Optimal::default()
-        .run(&p, &Budget::new(1).unwrap(), 1)
-        .unwrap();
-    let optimum = full.score.cost;
-    assert_eq!(full.lower_bound, Some(optimum));
+/// Stops `Optimal` on `p` each of `millis` after its order programmes end (so that the stop
+/// lands in the down-set programme: between or inside its joins, or in its layers) and checks
+/// what it proves: at least the floor of a run stopped in its orders, at most `optimum`, and
+/// the optimum itself when it finished first.
+fn stopped_runs_prove_a_floor_below(p: &Problem<'_>, optimum: u128, millis: &[u64]) {
+    use std::sync::Mutex;
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    use std::time::Instant;
     // The floor of a run stopped in the orders; one stopped later proves at least as much.
-    let rest = u128::from(floor_of_the_orders(&p));
-    for millis in [20, 200, 800] {
+    let rest = u128::from(floor_of_the_orders(p));
+    let orders = Optimal::default().candidate_orders(p.graph(), 1).len();
+    for &millis in millis {
         let flag = AtomicBool::new(false);
-        let budget = Budget::new(1).unwrap().with_stop(&flag);
+        // `run` reports once after each order, then once at the end.
+        let reports = AtomicUsize::new(0);
+        let orders_done: Mutex<Option<Instant>> = Mutex::new(None);
+        let progress = |_: u64, _: u64| {
+            if reports.fetch_add(1, Ordering::SeqCst) + 1 == orders {
+                *orders_done.lock().unwrap() = Some(Instant::now());
+            }
+        };
+        let budget = Budget::new(1)
+            .unwrap()
+            .with_stop(&flag)
+            .with_progress(&progress);
         let r = std::thread::scope(|s| {
-            let run = s.spawn(|| Optimal::default().run(&p, &budget, 1).unwrap());
-            std::thread::sleep(Duration::from_millis(millis));
-            flag.store(true, Ordering::SeqCst);
+            let run = s.spawn(|| Optimal::default().run(p, &budget, 1).unwrap());
+            while !run.is_finished() {
+                let done = *orders_done.lock().unwrap();
+                if done.is_some_and(|t| t.elapsed() >= Duration::from_millis(millis)) {
+                    flag.store(true, Ordering::SeqCst);
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(1));
+            }
             run.join().unwrap()
         });
         let bound = r.lower_bound.unwrap();
@@ -149,4 +160,31 @@ fn the_optimiser_stopped_in_its_down_set_programme_proves_a_bound_below_the_opti
             assert_eq!(bound, optimum);
         }
     }
+}
+
+#[test]
+fn the_optimiser_stopped_in_its_down_set_programme_proves_a_bound_below_the_optimum() {
+    // Inception-v3 at 128 KiB: three regions, with bottlenecks inside them.
+    let g = fuselage_zoo::build("inception_v3").unwrap();
+    let inner = Brr::new(CostConfig::kib(128).unwrap());
+    let model = Cached::new(&inner);
+    let splitter = RandomSplitter::new(&model);
+    let p = Problem::new(&g, &model, &splitter).unwrap();
+    let full = Optimal::default()
+        .run(&p, &Budget::new(1).unwrap(), 1)
+        .unwrap();
+    let optimum = full.score.cost;
+    assert_eq!(full.lower_bound, Some(optimum));
+    stopped_runs_prove_a_floor_below(&p, optimum, &[0, 5, 20, 50, 100, 200]);
+}
+
+#[test]
+fn the_optimiser_stopped_between_its_joins_proves_a_bound_below_the_optimum() {
+    // Inception-v3 at 2 MiB under LBDF is one region with 23 bottlenecks. Its optimum is
+    // docs/optimal.md's, 27,482,235 B.
+    let g = fuselage_zoo::build("inception_v3").unwrap();
+    let model = Cached::new(fuselage_cost::Lbdf::new(CostConfig::kib(2048).unwrap()));
+    let splitter = RandomSplitter::new(&model);
+    let p = Problem::new(&g, &model, &splitter).unwrap();
+    stopped_runs_prove_a_floor_below(&p, 27_482_235, &[0, 5, 20, 50, 100, 200]);
 }
