@@ -83,7 +83,7 @@
 //! to layer. There the programme costs 0.29 million sets in 0.5 s at BRR 128 KiB, where
 //! the whole graph cost 1.56 million in 3.8 s (see `docs/optimal.md`). A graph without such
 //! cuts (Inception-v3 at 2 MiB, where some group that fits holds any one edge) is one
-//! region, planned as before.
+//! region; there the bottlenecks below do the work.
 //!
 //! **Bottlenecks.** A node `c` is a *bottleneck* of the rest when every other node of the rest
 //! is its ancestor or its descendant, and its descendants read nothing but `c` and each other
@@ -111,7 +111,7 @@
 //! **Where it could still be slow.** The family holds every connected group of up to
 //! `max_group` nodes that fits. With the joins, every input in `docs/optimal.md` (the zoo at
 //! 128 KiB and 2 MiB under both models, GPT-2 at 12 layers and 1,024 tokens) finishes in
-//! under 1.5 s on two cores, Inception-v3 at 2 MiB in about 1.1–1.4 s with 0.64–0.66 million
+//! under 1.2 s on two cores, Inception-v3 at 2 MiB in about 1.0–1.2 s with 0.62–0.65 million
 //! sets costed. A wide graph with neither regions nor bottlenecks would still cost its
 //! extensions one by one. [`Budget::with_time_limit`] makes the programme an anytime solver
 //! that returns the best plan so far with a proven lower bound on the optimum

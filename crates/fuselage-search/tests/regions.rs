@@ -16,47 +16,57 @@ use proptest::prelude::*;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
-/// `Optimal::run`'s DRAM against the unbounded whole-graph down-set programme and the best
-/// order plan, and the number of regions.
-fn against_the_whole_graph(
-    g: &Graph,
-    kind: CostKind,
-    bytes: u64,
-    max_group: usize,
-) -> (u64, u64, usize) {
-    let model = Cached::new(kind.model(CostConfig::new(bytes).unwrap()));
-    let splitter = RandomSplitter::new(&model);
-    let p = Problem::new(g, &model, &splitter).unwrap();
+/// What `Optimal::run` returned and what it must return on one problem.
+struct Against {
+    /// `run`'s objective value.
+    run: u128,
+    /// The better of the unbounded whole-graph down-set programme without bottleneck joins
+    /// and the best order plan.
+    whole: u128,
+    /// Independent regions.
+    regions: usize,
+    /// Bottlenecks of the whole graph.
+    necks: usize,
+}
+
+/// Runs `Optimal` (groups of at most `max_group` nodes) on `p` and the references it must
+/// equal. Checks on the way that both plans are valid and worth what they say, and that the
+/// unbounded programme with joins finds the optimum of the one without.
+fn against_the_whole_graph(p: &Problem<'_>, max_group: usize) -> Against {
+    let g = p.graph();
     let mut o = Optimal::default();
     o.max_group = max_group;
-    let regions = independent_regions(&p, max_group).unwrap();
-    let r = o.run(&p, &Budget::new(1).unwrap(), 0).unwrap();
+    let r = o.run(p, &Budget::new(1).unwrap(), 0).unwrap();
     g.check_plan(&r.plan).unwrap();
-    assert_eq!(p.score(&r.plan).unwrap().dram_bytes, r.score.dram_bytes);
-    (r.score.dram_bytes, both_families(&o, &p), regions.len())
-}
-
-/// The better of the unbounded whole-graph down-set programme (without bottleneck joins) and
-/// the best order plan: what `Optimal::run` must return.
-fn both_families(o: &Optimal, p: &Problem<'_>) -> u64 {
-    plain_downsets(o, p).min(best_order(o, p))
-}
-
-/// The unbounded whole-graph down-set programme's optimum, every group grown from its own
-/// state (no bottleneck joins).
-fn plain_downsets(o: &Optimal, p: &Problem<'_>) -> u64 {
+    assert_eq!(p.score(&r.plan).unwrap().cost, r.score.cost);
+    let (plan, joined, _) = o.best_over_downsets(p).unwrap();
+    g.check_plan(&plan).unwrap();
+    assert!(plan.groups.iter().all(|grp| grp.len() <= max_group));
+    assert_eq!(p.score(&plan).unwrap().cost, u128::from(joined));
     let mut plain = o.clone();
     plain.join_bottlenecks = false;
-    plain.best_over_downsets(p).unwrap().1
-}
-
-/// The best order plan's value.
-fn best_order(o: &Optimal, p: &Problem<'_>) -> u64 {
-    o.candidate_orders(p.graph(), 0)
+    let grown = plain.best_over_downsets(p).unwrap().1;
+    assert_eq!(joined, grown, "joins against growing");
+    let orders = o
+        .candidate_orders(g, 0)
         .iter()
         .map(|ord| o.best_for_order(p, ord).unwrap().1)
         .min()
-        .unwrap()
+        .unwrap();
+    Against {
+        run: r.score.cost,
+        whole: u128::from(grown.min(orders)),
+        regions: independent_regions(p, max_group).unwrap().len(),
+        necks: bottleneck_nodes(p).len(),
+    }
+}
+
+/// [`against_the_whole_graph`] on `g` under `kind` at `bytes`, for DRAM.
+fn against_for_dram(g: &Graph, kind: CostKind, bytes: u64, max_group: usize) -> Against {
+    let model = Cached::new(kind.model(CostConfig::new(bytes).unwrap()));
+    let splitter = RandomSplitter::new(&model);
+    let p = Problem::new(g, &model, &splitter).unwrap();
+    against_the_whole_graph(&p, max_group)
 }
 
 fn dag() -> impl Strategy<Value = (Graph, u64, bool, u64)> {
@@ -110,77 +120,42 @@ proptest! {
         }
     }
 
-    /// With bottleneck joins, the unbounded programme finds the optimum of the programme
-    /// without them, its plan is valid and worth what it says, and the bounded run (joins,
-    /// regions and bounds together) returns the better of that and the best order plan.
-    /// About a fifth of the drawn graphs have bottlenecks (29 of 130 in one run).
+    /// Planned region by region and joined at bottlenecks, the optimum is the whole-graph
+    /// programme's without joins (or the best order plan's, when that is better), and the
+    /// unbounded programme with joins equals the one without. About a third of the drawn
+    /// graphs have more than one region at these buffers (45 of 130 in one run), about a fifth
+    /// have bottlenecks (29 of 130).
     #[test]
-    fn joining_at_bottlenecks_keeps_the_optimum((g, bytes, brr, _) in dag()) {
+    fn the_regions_and_the_joins_keep_the_whole_graph_optimum((g, bytes, brr, _) in dag()) {
         let kind = if brr { CostKind::Brr } else { CostKind::Lbdf };
-        let model = Cached::new(kind.model(CostConfig::new(bytes).unwrap()));
-        let splitter = RandomSplitter::new(&model);
-        let p = Problem::new(&g, &model, &splitter).unwrap();
-        let mut o = Optimal::default();
-        o.max_group = 6;
-        let (plan, joined, _) = o.best_over_downsets(&p).unwrap();
-        let grown = plain_downsets(&o, &p);
-        prop_assert_eq!(joined, grown);
-        g.check_plan(&plan).unwrap();
-        prop_assert!(plan.groups.iter().all(|grp| grp.len() <= 6));
-        prop_assert_eq!(p.score(&plan).unwrap().dram_bytes, joined);
-        let r = o.run(&p, &Budget::new(1).unwrap(), 0).unwrap();
-        prop_assert_eq!(r.score.dram_bytes, grown.min(best_order(&o, &p)));
-    }
-
-    /// Planned region by region, the optimum is the whole-graph programme's (or the best order
-    /// plan's, when that is better). About a third of the drawn graphs have more than one
-    /// region at these buffers (45 of 130 in one run).
-    #[test]
-    fn the_regions_add_up_to_the_whole_graph_optimum((g, bytes, brr, _) in dag()) {
-        let kind = if brr { CostKind::Brr } else { CostKind::Lbdf };
-        let (run, whole, _) = against_the_whole_graph(&g, kind, bytes, 6);
-        prop_assert_eq!(run, whole);
+        let a = against_for_dram(&g, kind, bytes, 6);
+        prop_assert_eq!(a.run, a.whole);
     }
 }
 
 #[test]
-fn zoo_networks_split_into_regions_and_keep_their_optimum() {
-    // Inputs with cuts at these buffers, small enough for the unbounded programme.
-    for (name, kind, kib, count) in [
-        ("resnet18", CostKind::Lbdf, 128, 19),
-        ("squeezenet1_1", CostKind::Brr, 128, 3),
-        ("gpt2_l4_h256", CostKind::Lbdf, 128, 27),
-        ("bert_l4_h256", CostKind::Lbdf, 2048, 2),
+fn zoo_networks_split_and_join_and_keep_their_optimum() {
+    // Inputs small enough for the unbounded programme without joins: some cut into regions
+    // at these buffers (GPT-2 with repeated layers), some one region of wide modules between
+    // bottlenecks (Inception-v3's and GoogLeNet's concats, SqueezeNet's fire modules).
+    for (name, kind, kib, regions, necks) in [
+        ("resnet18", CostKind::Lbdf, 128, 19, 21),
+        ("squeezenet1_1", CostKind::Brr, 128, 3, 32),
+        ("gpt2_l4_h256", CostKind::Lbdf, 128, 27, 12),
+        ("bert_l4_h256", CostKind::Lbdf, 2048, 2, 19),
+        ("squeezenet1_1", CostKind::Lbdf, 2048, 1, 33),
+        ("resnet18", CostKind::Brr, 2048, 1, 22),
+        ("googlenet", CostKind::Brr, 2048, 1, 22),
+        ("inception_v3", CostKind::Lbdf, 128, 6, 23),
     ] {
         let g = fuselage_zoo::build(name).unwrap();
-        let (run, whole, regions) = against_the_whole_graph(&g, kind, kib * 1024, 64);
-        assert_eq!(regions, count, "{name}: regions");
-        assert_eq!(run, whole, "{name}");
-    }
-}
-
-#[test]
-fn zoo_networks_join_at_bottlenecks_and_keep_their_optimum() {
-    // Wide modules between bottlenecks, one region each at these buffers: Inception-v3's and
-    // GoogLeNet's concats, SqueezeNet's fire modules, ResNet-18's blocks (the unbounded
-    // programme without joins is the slow reference here).
-    for (name, kind, kib, necks) in [
-        ("squeezenet1_1", CostKind::Lbdf, 2048, 33),
-        ("resnet18", CostKind::Brr, 2048, 22),
-        ("googlenet", CostKind::Brr, 2048, 22),
-        ("inception_v3", CostKind::Lbdf, 128, 23),
-    ] {
-        let g = fuselage_zoo::build(name).unwrap();
-        let model = Cached::new(kind.model(CostConfig::kib(kib).unwrap()));
-        let splitter = RandomSplitter::new(&model);
-        let p = Problem::new(&g, &model, &splitter).unwrap();
-        assert_eq!(bottleneck_nodes(&p).len(), necks, "{name}: bottlenecks");
-        let o = Optimal::default();
-        let (plan, joined, _) = o.best_over_downsets(&p).unwrap();
-        g.check_plan(&plan).unwrap();
-        assert_eq!(p.score(&plan).unwrap().dram_bytes, joined, "{name}");
-        let r = o.run(&p, &Budget::new(1).unwrap(), 0).unwrap();
-        assert_eq!(r.score.dram_bytes, both_families(&o, &p), "{name}");
+        let a = against_for_dram(&g, kind, kib * 1024, 64);
+        assert_eq!(
+            (a.regions, a.necks),
+            (regions, necks),
+            "{name}: regions, bottlenecks"
+        );
+        assert_eq!(a.run, a.whole, "{name}");
     }
 }
 
@@ -199,16 +174,9 @@ fn regions_keep_the_optimum_of_latency_and_energy() {
         let p = Problem::new(&g, &model, &splitter)
             .unwrap()
             .with_hardware(hw.clone(), objective);
-        assert_eq!(independent_regions(&p, 64).unwrap().len(), 27);
-        // Joined with best[D] alone as the key: the lower bound is in DRAM bytes.
-        assert_eq!(bottleneck_nodes(&p).len(), 12);
-        let o = Optimal::default();
-        let r = o.run(&p, &Budget::new(1).unwrap(), 0).unwrap();
-        g.check_plan(&r.plan).unwrap();
-        assert_eq!(
-            r.score.cost,
-            u128::from(both_families(&o, &p)),
-            "{objective}"
-        );
+        // The joins walk by best[D] alone here: the floor is in DRAM bytes.
+        let a = against_the_whole_graph(&p, 64);
+        assert_eq!((a.regions, a.necks), (27, 12), "{objective}");
+        assert_eq!(a.run, a.whole, "{objective}");
     }
 }
