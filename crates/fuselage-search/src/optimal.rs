@@ -795,11 +795,15 @@ fn bottlenecks(p: &Problem<'_>, start: &NodeSet) -> Vec<Bottleneck> {
 /// A tail of a join: the state `from`, its cost, and the group `part` it leaves before the
 /// bottleneck (bottleneck included; `size` nodes without it).
 struct Tail {
-    /// `best[from]` plus `I + O + W` of `part`.
+    /// `best[from]` plus `I + O + W` of `part` (and its weights' rereads).
     key: i128,
+    /// `best[from]`.
     base: u64,
+    /// The tail's nodes, without the bottleneck.
     size: usize,
+    /// The state it leaves.
     from: NodeSet,
+    /// The tail with the bottleneck.
     part: NodeSet,
 }
 
