@@ -180,7 +180,7 @@ fn the_optimiser_stopped_in_its_down_set_programme_proves_a_bound_below_the_opti
 
 #[test]
 fn the_optimiser_stopped_between_its_joins_proves_a_bound_below_the_optimum() {
-    // Inception-v3 at 2 MiB under LBDF is one region with 23 bottlenecks. Its optimum is
+    // Inception-v3 at 2 MiB under LBDF is one region with 26 bottlenecks. Its optimum is
     // docs/optimal.md's, 27,482,235 B.
     let g = fuselage_zoo::build("inception_v3").unwrap();
     let model = Cached::new(fuselage_cost::Lbdf::new(CostConfig::kib(2048).unwrap()));
