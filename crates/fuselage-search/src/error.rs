@@ -16,10 +16,10 @@ pub enum SearchError {
     /// The splitter failed.
     #[error(transparent)]
     Split(#[from] fuselage_split::SplitError),
-    /// A cost model reported less DRAM traffic for a group than it must move at least: the
-    /// tensors it reads and writes and its weights (`I + O + W`), plus the weights its own
-    /// tile floor says it reads again. [`Optimal`](crate::Optimal)'s joins at bottlenecks
-    /// rely on that floor.
+    /// A cost model reported less DRAM traffic for a valid group than it must move at least:
+    /// the tensors it reads and writes and its weights (`I + O + W`), plus the weights its
+    /// own tile floor says it reads again. [`Optimal`](crate::Optimal)'s joins at
+    /// bottlenecks rely on that floor, and check it on every pair they cost.
     #[error(
         "cost model `{model}` reports F_D = {dram} B for a group of {nodes} nodes, below the \
          {floor} B it must move at least (I + O + W and its weights' rereads)"

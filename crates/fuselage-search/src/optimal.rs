@@ -101,8 +101,9 @@
 //! tails once, sorted by `best[D]` plus their part of that floor, and for each head walks
 //! them until the floor reaches the best step found, costing only the pairs that can still
 //! win. Each head gets its best tail, exactly. A group across several bottlenecks is made at
-//! the last one it holds a tail of, and the programme grows no extension that holds a
-//! bottleneck past its first node, so every group of the family is reached once. Objectives
+//! the last one it holds a tail of, and the programme grows no set that holds a bottleneck
+//! together with a producer of it outside the state, so every group of the family is reached
+//! once. Objectives
 //! other than DRAM walk by `best[D]` alone (a group's value is never negative). The optimum
 //! is the programme's without joins ([`Optimal::join_bottlenecks`] off, which the tests
 //! compare); where two tails tie, the first in the walk stays, so a plan of equal value may
@@ -683,7 +684,9 @@ impl Optimal {
                     let group = tail.part.union(e);
                     evaluated += 1;
                     let c = model.evaluate(g, &group)?;
-                    if dram && i128::from(c.dram_bytes) < key - i128::from(tail.base) {
+                    // The floor holds for valid groups (the tile floor's rereads and excess
+                    // are what a valid group streams), the only ones a step can be.
+                    if dram && c.valid && i128::from(c.dram_bytes) < key - i128::from(tail.base) {
                         return Err(SearchError::ModelContract {
                             model: model.name().to_string(),
                             nodes: group.len(),

@@ -174,6 +174,8 @@ fn the_optimiser_stopped_in_its_down_set_programme_proves_a_bound_below_the_opti
         .run(&p, &Budget::new(1).unwrap(), 1)
         .unwrap();
     let optimum = full.score.cost;
+    // docs/optimal.md's optimum, found before the joins too.
+    assert_eq!(optimum, 61_788_347);
     assert_eq!(full.lower_bound, Some(optimum));
     stopped_runs_prove_a_floor_below(&p, optimum, &[0, 5, 20, 50, 100, 200]);
 }
