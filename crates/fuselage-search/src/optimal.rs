@@ -382,6 +382,7 @@ impl Optimal {
             Vec::new()
         };
         let net = Net::of(g, &necks);
+        let max_group = self.max_group.max(1);
         // The next bottleneck to join (they are in order, each one's `before` inside the next).
         let mut joined = 0;
         // best[D] = (cost of covering D, the down-set D came from).
@@ -396,16 +397,14 @@ impl Optimal {
         // thread count.
         loop {
             let next_size = by_size.keys().next().copied();
-            if out_of_time() {
+            if out_of_time() && (next_size.is_some() || joined < necks.len()) {
                 // Every state not yet expanded waits, and so does every state a bottleneck
-                // still to be joined would extend (a tail of fewer than `max_group` nodes
-                // before it): the groups across it are not generated yet.
+                // still to be joined would extend (one it has a tail of): the groups across
+                // it are not generated yet.
                 let pending = |d: &NodeSet| {
-                    necks[joined..].iter().any(|neck| {
-                        d.len() < neck.before.len()
-                            && neck.before.len() - d.len() < self.max_group
-                            && d.is_subset(&neck.before)
-                    })
+                    necks[joined..]
+                        .iter()
+                        .any(|neck| neck.has_tail(d, max_group))
                 };
                 let least = best
                     .par_iter()
@@ -413,9 +412,7 @@ impl Optimal {
                     .map(|(d, (base, _))| base.saturating_add(rest_bound(p, floor, d).0))
                     .min()
                     .unwrap_or(u64::MAX);
-                if next_size.is_some() || joined < necks.len() {
-                    return Ok(Downsets::GaveUp(least.min(upper)));
-                }
+                return Ok(Downsets::GaveUp(least.min(upper)));
             }
             // A bottleneck is joined once every state inside its `before` is expanded (they
             // are all smaller than it); the states it reaches are all larger.
@@ -572,11 +569,10 @@ impl Optimal {
         use rayon::prelude::*;
         let g = p.graph();
         let max_group = self.max_group.max(1);
-        let model = p.model();
         let dram = p.objective() == Objective::Dram;
         // I + O + W: what F_D is at least, with what the floor adds for some of the weights.
         let io = |group: &NodeSet, members: &NodeSet| -> Result<(u64, fuselage_cost::GroupCost)> {
-            let c = model.evaluate(g, group)?;
+            let (c, _) = p.admissible_cost(group)?;
             let io = c
                 .input_bytes
                 .saturating_add(c.output_bytes)
@@ -588,11 +584,7 @@ impl Optimal {
         let (alone, _) = io(&single, &NodeSet::new(g.len()))?;
         let mut states: Vec<(&NodeSet, u64)> = best
             .iter()
-            .filter(|(d, _)| {
-                d.len() < neck.before.len()
-                    && neck.before.len() - d.len() < max_group
-                    && d.is_subset(&neck.before)
-            })
+            .filter(|(d, _)| neck.has_tail(d, max_group))
             .map(|(d, &(base, _))| (d, base))
             .collect();
         states.sort();
@@ -657,8 +649,9 @@ impl Optimal {
         if budget.expired() {
             return Ok(None);
         }
-        // Per head, its best step `(cost, tail)` and the pairs costed; `None` past the budget.
-        type Walk = Option<(Option<(u64, usize)>, u64)>;
+        // Per head, its best step `(before ∪ E, cost, tail)` and the pairs costed; `None`
+        // past the budget.
+        type Walk = Option<(Option<(NodeSet, u64, usize)>, u64)>;
         let walked: Vec<Result<Walk>> = heads
             .par_iter()
             .map(|(e, part)| {
@@ -683,18 +676,18 @@ impl Optimal {
                     }
                     let group = tail.part.union(e);
                     evaluated += 1;
-                    let c = model.evaluate(g, &group)?;
+                    let (c, value) = p.admissible_cost(&group)?;
                     // The floor holds for valid groups (the tile floor's rereads and excess
                     // are what a valid group streams), the only ones a step can be.
                     if dram && c.valid && i128::from(c.dram_bytes) < key - i128::from(tail.base) {
                         return Err(SearchError::ModelContract {
-                            model: model.name().to_string(),
+                            model: p.model().name().to_string(),
                             nodes: group.len(),
                             dram: c.dram_bytes,
                             floor: u64::try_from(key - i128::from(tail.base)).unwrap_or(u64::MAX),
                         });
                     }
-                    if let Some(value) = p.admissible_value(&group)? {
+                    if let Some(value) = value {
                         let total = tail.base.saturating_add(value);
                         if total < limit {
                             limit = total;
@@ -702,18 +695,17 @@ impl Optimal {
                         }
                     }
                 }
-                Ok(Some((found, evaluated)))
+                Ok(Some((found.map(|(total, k)| (next, total, k)), evaluated)))
             })
             .collect();
         let mut out = Joined::default();
-        for ((e, _), result) in heads.iter().zip(walked) {
+        for result in walked {
             let Some((found, evaluated)) = result? else {
                 return Ok(None);
             };
             costed += evaluated;
-            if let Some((total, k)) = found {
-                out.steps
-                    .push((neck.before.union(e), total, tails[k].from.clone()));
+            if let Some((next, total, k)) = found {
+                out.steps.push((next, total, tails[k].from.clone()));
             }
         }
         out.costed = costed;
@@ -753,6 +745,17 @@ struct Bottleneck {
     node: NodeId,
     /// The down-set of everything before it: the start and its ancestors.
     before: NodeSet,
+}
+
+impl Bottleneck {
+    /// Whether the state `d` leaves a tail before it that a group of at most `max_group`
+    /// nodes can hold with the bottleneck: `d` lies inside `before`, fewer than `max_group`
+    /// nodes short of it.
+    fn has_tail(&self, d: &NodeSet, max_group: usize) -> bool {
+        d.len() < self.before.len()
+            && self.before.len() - d.len() < max_group
+            && d.is_subset(&self.before)
+    }
 }
 
 /// The bottlenecks of the whole graph, in order (see "Bottlenecks" in the module docs): the
@@ -837,11 +840,7 @@ impl Net {
             preds: g.node_ids().map(|v| g.producers(v).collect()).collect(),
             succs: g
                 .node_ids()
-                .map(|v| {
-                    let mut c: Vec<NodeId> = g.consumers(v).iter().map(|&(c, _)| c).collect();
-                    c.dedup();
-                    c
-                })
+                .map(|v| crate::bound::net_consumers(g, v))
                 .collect(),
             necks: NodeSet::from_ids(g.len(), necks.iter().map(|neck| neck.node)),
         }

@@ -274,9 +274,20 @@ impl<'a> Problem<'a> {
     /// # Errors
     /// When the cost model fails.
     pub fn admissible_value(&self, group: &NodeSet) -> Result<Option<u64>> {
+        Ok(self.admissible_cost(group)?.1)
+    }
+
+    /// The cost model's answer for `group` with its [`admissible_value`](Self::admissible_value),
+    /// from one call: for a caller that also reads the cost's terms (its `I + O + W`).
+    ///
+    /// # Errors
+    /// When the cost model fails.
+    pub fn admissible_cost(&self, group: &NodeSet) -> Result<(GroupCost, Option<u64>)> {
         self.timed(|| {
             let c = self.model.evaluate(self.graph, group)?;
-            Ok((c.valid || self.is_unfusable_singleton(group)).then(|| self.value(group, &c)))
+            let value =
+                (c.valid || self.is_unfusable_singleton(group)).then(|| self.value(group, &c));
+            Ok((c, value))
         })
     }
 
