@@ -586,7 +586,16 @@ mod tests {
                 pad: 1
             }
         );
-        assert_eq!(w(cat_h, 0), Window::Whole);
+        // Along H each port streams its own rows, the second 16 rows down.
+        assert_eq!(w(cat_h, 0), POINTWISE);
+        assert_eq!(
+            w(cat_h, 1),
+            Window::Rows {
+                k: 1,
+                stride: 1,
+                pad: 16
+            }
+        );
         assert_eq!(w(cat_c, 1), POINTWISE);
         assert_eq!(w(gap, 0), Window::Whole);
         assert_eq!(w(se, 0), Window::Whole);

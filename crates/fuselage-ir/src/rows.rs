@@ -32,7 +32,7 @@
 //! | Reshape, Flatten, Transpose, Squeeze, Unsqueeze, Expand, Tile | one row when the row axis survives in place; whole otherwise |
 //! | Split, Slice along the row axis | the exact window: `k = 1`, step α, offset −start |
 //! | Split, Slice, Gather along another axis | one row |
-//! | Concat | one row along another axis; whole along the row axis |
+//! | Concat | one row along another axis; along the row axis, each port its own rows at its offset (whole where a constant is concatenated: a class token) |
 //! | Gemm | one row when rows run along M; whole otherwise (the classifier's `[1, F]`) |
 //! | MatMul `A·B` | A: one row when its row axis is not the contracted one; B: whole, or one row when rows run along a batch axis both share (Swin's windows) |
 //! | Global pools, Resize, Gather along the row axis | whole |
@@ -313,9 +313,30 @@ impl Op {
                     .collect();
                 self.sliced(x, out, &cuts)
             }
-            Op::Concat { axis, .. } => {
+            Op::Concat { axis, constant } => {
                 let axis = *axis as usize;
-                if x.axis == Some(axis) {
+                let along = |i: &RowInput<'_>| i.axis == Some(axis);
+                if along(&x) && *constant == 0 && ins.iter().all(along) {
+                    // Along the row axis: output row r is row r − offset of the port that
+                    // holds it, so each port streams its own rows (a key cache's concat).
+                    let mut offset = 0u64;
+                    let reads = ins
+                        .iter()
+                        .map(|i| {
+                            let pad = offset as i64;
+                            offset = offset.saturating_add(i.rows());
+                            RowRead::Window {
+                                k: 1,
+                                stride: 1,
+                                pad,
+                            }
+                        })
+                        .collect();
+                    RowFlow {
+                        axis: x.axis,
+                        reads,
+                    }
+                } else if x.axis == Some(axis) {
                     whole(x.axis)
                 } else {
                     keep(x.axis.or_else(|| default_row_axis(out)))
