@@ -47,7 +47,8 @@ pub struct CostSetting {
 #[derive(Debug, Args)]
 pub struct CostArgs {
     /// Cost model of the fusion method: lbdf (line-buffer depth-first), brr (row-tiled
-    /// buffer-requirement reduction), or a name a downstream build registered.
+    /// buffer-requirement reduction), tiled (loop nests: heads, streamed weights and keys,
+    /// fused MLPs and attention), or a name a downstream build registered.
     #[arg(long, value_name = "MODEL")]
     pub fusion: String,
     /// On-chip buffer β: bytes, or with KiB / MiB (256KiB, 2MiB); or give --hw.

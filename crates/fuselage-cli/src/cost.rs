@@ -71,6 +71,16 @@ pub fn run(a: CostCmd, registry: &Registry) -> anyhow::Result<()> {
     let g = a.model.load()?;
     let setting = a.cost.resolve(registry)?;
     let (model, hw) = (setting.model, &setting.hw);
+    // Under `tiled`, each schedule a plan file records is re-run, and must fit.
+    let tiled = (setting.kind == Some(fuselage::cost::CostKind::Tiled))
+        .then(|| fuselage::cost::Tiled::new(*model.config()));
+    let check = |file: &PlanFile, origin: &str| -> anyhow::Result<()> {
+        if let Some(t) = &tiled {
+            file.check_schedules(t, &g)
+                .with_context(|| origin.to_string())?;
+        }
+        Ok(())
+    };
     if a.against_optimal && a.group.is_some() {
         bail!("--against-optimal compares a plan: give --plan or --plan-from-metadata");
     }
@@ -85,6 +95,7 @@ pub fn run(a: CostCmd, registry: &Registry) -> anyhow::Result<()> {
         (Some(spec), _) => group(&g, model.as_ref(), hw, spec, a.json),
         (None, Some(path)) => {
             let file = read_plan_file(path)?;
+            check(&file, &path.display().to_string())?;
             let r = against()?;
             plan(
                 &g,
@@ -99,6 +110,7 @@ pub fn run(a: CostCmd, registry: &Registry) -> anyhow::Result<()> {
         (None, None) if a.plan_from_metadata => {
             let path = PathBuf::from(&a.model.model);
             let file = crate::export::plan_from_metadata(&g, &path)?;
+            check(&file, &path.display().to_string())?;
             let r = against()?;
             plan(
                 &g,
@@ -175,6 +187,9 @@ fn group(
             out.insert("tiles".into(), json!(t.tiles));
             out.insert("weights_resident".into(), json!(t.weights_resident));
         }
+        if let Some(s) = &c.schedule {
+            out.insert("schedule".into(), serde_json::to_value(s)?);
+        }
         out.insert("tensors".into(), serde_json::to_value(&tensors)?);
         outln!("{}", serde_json::to_string_pretty(&Value::Object(out))?)?;
         return Ok(());
@@ -225,6 +240,9 @@ fn group(
                 "streamed"
             }
         )?;
+    }
+    if let Some(s) = &c.schedule {
+        outln!("schedule          {}", describe_schedule(s))?;
     }
     outln!(
         "DRAM (F_D)        {:>12} bytes ({:.3} MB)",
@@ -371,4 +389,26 @@ fn plan(
         );
     }
     Ok(())
+}
+
+/// A `tiled` schedule in one line: the slices, the tiles and what streams.
+pub fn describe_schedule(s: &fuselage::cost::Schedule) -> String {
+    let slices = if s.slices > 1 {
+        format!("one slice of {} at a time; ", s.slices)
+    } else {
+        String::new()
+    };
+    if s.line_buffer {
+        return format!("{slices}line buffer, nothing streamed");
+    }
+    format!(
+        "{slices}{} tile{} of {} rows; {} weight matrices and {} activation operands streamed in blocks of {}; {} bytes read again",
+        s.tiles,
+        if s.tiles == 1 { "" } else { "s" },
+        s.tile_rows,
+        s.streamed_weights,
+        s.streamed_operands,
+        s.block,
+        s.reread_bytes
+    )
 }

@@ -166,6 +166,7 @@ pub fn plan_from_metadata(g: &Graph, path: &Path) -> anyhow::Result<PlanFile> {
                 unfusable: false,
                 latency_cycles: None,
                 energy_joules: None,
+                schedule: None,
             })
             .collect(),
         dram_bytes: 0,

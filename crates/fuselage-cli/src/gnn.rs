@@ -51,7 +51,7 @@ pub fn dataset(a: DatasetCmd) -> anyhow::Result<()> {
 /// Arguments of `fuselage train`.
 #[derive(Debug, Args)]
 pub struct TrainCmd {
-    /// Cost model whose validity labels are learnt: lbdf or brr.
+    /// Cost model whose validity labels are learnt: lbdf or brr (not tiled).
     #[arg(long, value_name = "MODEL")]
     fusion: CostKind,
     /// A data set written by `fuselage dataset` (default: generate the one of `--features`).
@@ -74,6 +74,11 @@ pub struct TrainCmd {
 }
 
 pub fn train_cmd(a: TrainCmd) -> anyhow::Result<()> {
+    if a.fusion == CostKind::Tiled {
+        anyhow::bail!(
+            "--fusion tiled: the classifier learns lbdf and brr only (tiled has no labels)"
+        );
+    }
     let ds = match &a.dataset {
         Some(p) => Dataset::load(p)?,
         None => generate_dataset(&DatasetConfig::of(a.features, a.seed))?,

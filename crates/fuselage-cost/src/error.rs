@@ -67,6 +67,32 @@ pub enum CostError {
     /// A group of a plan that does not fit the buffer (and is not an unfusable singleton).
     #[error("{0}")]
     InvalidGroup(Box<crate::plan::PlanProblem>),
+    /// A recorded `tiled` schedule the group cannot run.
+    #[error("the schedule does not apply: {message}")]
+    Schedule {
+        /// Why.
+        message: String,
+    },
+    /// A plan file's recorded schedule of a group needs more buffer than β.
+    #[error(
+        "group {group} (`{node}`): its recorded schedule ({tiles} tiles of {rows} rows, {slices} slices) needs {need} bytes, not under β = {beta}"
+    )]
+    ScheduleOverflow {
+        /// The group's index in the plan.
+        group: usize,
+        /// Its first node.
+        node: String,
+        /// The schedule's tiles.
+        tiles: u64,
+        /// Its rows a tile.
+        rows: u64,
+        /// Its slices.
+        slices: u64,
+        /// What it needs.
+        need: u64,
+        /// The buffer.
+        beta: u64,
+    },
     /// A plan file names a cost model this crate does not know, or settings that disagree
     /// with the model it is used with.
     #[error("plan file mismatch: {0}")]

@@ -1,6 +1,6 @@
 //! [`CostKind`]: the built-in cost models by name.
 
-use crate::{Brr, CostConfig, CostModel, Lbdf};
+use crate::{Brr, CostConfig, CostModel, Lbdf, Tiled};
 
 fuselage_ir::kinds! {
     /// A built-in cost model: the fusion method whose buffer rule prices a group.
@@ -18,6 +18,9 @@ fuselage_ir::kinds! {
         /// [`Brr`], row-tiled buffer-requirement reduction (Optimus): weights resident or
         /// streamed.
         Brr = "brr",
+        /// [`Tiled`], the loop-nest generalisation of LBDF: slices, streamed weights and
+        /// keys, fused MLPs and attention (`../shared/design/tiled-fusion.md`).
+        Tiled = "tiled",
     }
 }
 
@@ -27,6 +30,7 @@ impl CostKind {
         match self {
             CostKind::Lbdf => Box::new(Lbdf::new(config)),
             CostKind::Brr => Box::new(Brr::new(config)),
+            CostKind::Tiled => Box::new(Tiled::new(config)),
         }
     }
 }

@@ -8,8 +8,10 @@
 //! - [`Lbdf`]: line-buffer depth-first, the reference model (weights resident, row bands).
 //! - [`Brr`]: row-tiled buffer-requirement reduction after Optimus (tiles, weights resident or
 //!   streamed).
+//! - [`Tiled`]: the loop-nest generalisation of LBDF (slices of heads, weights and keys
+//!   streamed in blocks, fused MLPs and attention), choosing each group's [`Schedule`].
 //! - [`WholeTensor`]: the trivial model, every tensor held whole (an upper bound on LBDF).
-//! - [`CostKind`]: the built-in models by name (`lbdf`, `brr`), typed.
+//! - [`CostKind`]: the built-in models by name (`lbdf`, `brr`, `tiled`), typed.
 //! - [`Cached`]: a thread-safe memoising decorator that is itself a `CostModel`.
 //! - [`BufferSimulator`]: executes the LBDF schedule row by row, checking the analytic model
 //!   (peak ≤ `F_β`, DRAM = `F_D`).
@@ -51,6 +53,7 @@ mod model;
 mod plan;
 mod planfile;
 mod sim;
+mod tiled;
 mod tiles;
 mod view;
 mod whole;
@@ -64,9 +67,12 @@ pub use hardware::{
 };
 pub use kind::CostKind;
 pub use lbdf::Lbdf;
-pub use model::{CostModel, GroupCost, OnChipBytes, Residency, TensorCost, TensorKind, Tiling};
+pub use model::{
+    CostModel, GroupCost, OnChipBytes, Residency, Schedule, TensorCost, TensorKind, Tiling,
+};
 pub use plan::{PlanProblem, PlanReport, evaluate_plan, layer_by_layer, unfusable_nodes};
 pub use planfile::{GroupEntry, PlanDiff, PlanFile};
 pub use sim::{BufferSimulator, Simulation};
+pub use tiled::{EXACT_OPERANDS, MAX_WEIGHT_TILES, Tiled};
 pub use tiles::TileFloor;
 pub use whole::WholeTensor;

@@ -42,6 +42,10 @@ pub struct GroupCost {
     pub unfusable: bool,
     /// The row tiling, for models that tile (BRR); `None` for LBDF.
     pub tiling: Option<Tiling>,
+    /// The loop nest, for [`Tiled`](crate::Tiled) on a group that fits; `None` otherwise
+    /// (and absent from the JSON).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub schedule: Option<Schedule>,
 }
 
 impl GroupCost {
@@ -83,7 +87,14 @@ impl GroupCost {
             valid,
             unfusable: !valid && members == 1,
             tiling,
+            schedule: None,
         }
+    }
+
+    /// This cost with `schedule` recorded.
+    pub fn with_schedule(mut self, schedule: Option<Schedule>) -> Self {
+        self.schedule = schedule;
+        self
     }
 }
 
@@ -116,6 +127,33 @@ pub struct Tiling {
     /// Whether the weights stay on chip (`W + F(1) < β`); otherwise they are streamed once per
     /// tile, `T·W` bytes.
     pub weights_resident: bool,
+}
+
+/// How [`Tiled`](crate::Tiled) runs a group: the tile sizes a compiler would emit, recorded in plan files.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Schedule {
+    /// Slices of the independent axis run one at a time (1: the group is not sliced).
+    pub slices: u64,
+    /// `T`, row tiles (1 for the line buffer and for a group whose rows all fit).
+    pub tiles: u64,
+    /// `h`, rows of the tallest output per tile (all of them for the line buffer).
+    pub tile_rows: u64,
+    /// Members whose weights stream in blocks.
+    pub streamed_weights: u32,
+    /// Activation operands (keys, values) streamed in blocks.
+    pub streamed_operands: u32,
+    /// Elements per block along a streamed or blocked axis (0 when nothing streams): the
+    /// largest power of two that fits.
+    pub block: u64,
+    /// Whether the group runs LBDF's line buffer (nothing streams).
+    pub line_buffer: bool,
+    /// Which of the group's streamable operands stream, one bit each in member order (a
+    /// member's weights, then its right-hand operand): what [`Tiled::check`](crate::Tiled::check)
+    /// replays.
+    #[serde(default)]
+    pub streamed: u64,
+    /// Bytes read again beyond `I + O + W`: weights and operands streamed once per tile.
+    pub reread_bytes: u64,
 }
 
 /// Where a tensor stands with respect to a group.

@@ -44,8 +44,9 @@
 use crate::config::OnChipBuffer;
 use crate::error::{CostError, Result};
 use crate::hardware::Accelerator;
-use crate::model::CostModel;
+use crate::model::{CostModel, Schedule};
 use crate::plan::{PlanReport, evaluate_plan};
+use crate::tiled::Tiled;
 use fuselage_ir::{Graph, NodeSet, Plan};
 use serde::{Deserialize, Serialize};
 
@@ -72,6 +73,9 @@ pub struct GroupEntry {
     /// Its energy in joules on the file's hardware.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub energy_joules: Option<f64>,
+    /// Its loop nest under `tiled` (slices, tiles, streamed operands, block).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub schedule: Option<Schedule>,
 }
 
 /// A costed plan as JSON. See the module docs for the schema.
@@ -188,6 +192,7 @@ impl PlanFile {
                     unfusable: cost.unfusable,
                     latency_cycles: None,
                     energy_joules: None,
+                    schedule: cost.schedule,
                 })
                 .collect(),
             dram_bytes: report.dram_bytes,
@@ -285,6 +290,37 @@ impl PlanFile {
             groups.push(set);
         }
         Ok(Plan::new(groups))
+    }
+}
+
+impl PlanFile {
+    /// Re-checks every schedule the file records against `tiled` (its β and element
+    /// sizes): each group, run as recorded, must fit.
+    ///
+    /// # Errors
+    /// [`CostError::ScheduleOverflow`] naming the first group whose recorded schedule does
+    /// not fit; [`CostError::Schedule`] for one its group cannot run; as
+    /// [`PlanFile::to_plan`] for unknown nodes.
+    pub fn check_schedules(&self, tiled: &Tiled, g: &Graph) -> Result<()> {
+        let plan = self.to_plan(g)?;
+        for (gi, (entry, set)) in self.groups.iter().zip(&plan.groups).enumerate() {
+            let Some(schedule) = &entry.schedule else {
+                continue;
+            };
+            let c = tiled.check(g, set, schedule)?;
+            if !c.valid {
+                return Err(CostError::ScheduleOverflow {
+                    group: gi,
+                    node: entry.nodes.first().cloned().unwrap_or_default(),
+                    tiles: schedule.tiles,
+                    rows: schedule.tile_rows,
+                    slices: schedule.slices,
+                    need: c.buffer_bytes,
+                    beta: tiled.config().buffer_bytes(),
+                });
+            }
+        }
+        Ok(())
     }
 }
 

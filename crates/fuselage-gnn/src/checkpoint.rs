@@ -348,7 +348,7 @@ pub fn probe(clf: &GnnClassifier) -> Result<Vec<f32>> {
 /// # Errors
 /// [`GnnError::Parse`] if the shipped file is malformed.
 pub fn shipped_meta(kind: CostKind, set: FeatureSet) -> Result<CheckpointMeta> {
-    let (_, json, name) = shipped_files(kind, set);
+    let (_, json, name) = shipped_files(kind, set)?;
     parse_json(json, name)
 }
 
@@ -361,13 +361,14 @@ pub fn shipped_stem(kind: CostKind, set: FeatureSet) -> String {
     }
 }
 
-fn shipped_files(kind: CostKind, set: FeatureSet) -> Shipped {
-    match (kind, set) {
+fn shipped_files(kind: CostKind, set: FeatureSet) -> Result<Shipped> {
+    Ok(match (kind, set) {
         (CostKind::Lbdf, FeatureSet::Paper) => LBDF,
         (CostKind::Brr, FeatureSet::Paper) => BRR,
         (CostKind::Lbdf, FeatureSet::Broad) => LBDF_BROAD,
         (CostKind::Brr, FeatureSet::Broad) => BRR_BROAD,
-    }
+        (CostKind::Tiled, _) => return Err(GnnError::Unlearned(kind)),
+    })
 }
 
 /// The classifier shipped for `kind` over features `set`, on `device`: the paper's
@@ -376,7 +377,7 @@ fn shipped_files(kind: CostKind, set: FeatureSet) -> Shipped {
 /// # Errors
 /// As [`shipped`].
 pub fn shipped_from(kind: CostKind, set: FeatureSet, device: &Device) -> Result<GnnClassifier> {
-    let (weights, json, name) = shipped_files(kind, set);
+    let (weights, json, name) = shipped_files(kind, set)?;
     classifier(Checkpoint::from_parts(weights, json, name)?, device)
 }
 

@@ -177,11 +177,12 @@ pub struct GroupRecord {
 }
 
 impl GroupRecord {
-    /// The labels of one cost model.
+    /// The labels of one cost model (none for `tiled`, which the classifier does not learn).
     pub fn valid(&self, kind: CostKind) -> &[bool] {
         match kind {
             CostKind::Lbdf => &self.lbdf,
             CostKind::Brr => &self.brr,
+            CostKind::Tiled => &[],
         }
     }
 }

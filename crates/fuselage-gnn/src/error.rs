@@ -50,6 +50,9 @@ pub enum GnnError {
     /// A checkpoint that burn could not read or apply.
     #[error("checkpoint: {0}")]
     Checkpoint(String),
+    /// The learned classifier covers LBDF and BRR only.
+    #[error("the learned classifier covers lbdf and brr, not {0}: use --fusion lbdf or brr")]
+    Unlearned(fuselage_cost::CostKind),
     /// A data set or configuration that cannot be trained on.
     #[error("invalid configuration: {0}")]
     Config(String),
