@@ -55,7 +55,7 @@ fn optimal_wide(c: &mut Criterion) {
         };
         for kib in [128, 2048] {
             let cfg = CostConfig::kib(kib).expect("a size");
-            for fusion in CostKind::ALL {
+            for fusion in [CostKind::Lbdf, CostKind::Brr] {
                 group.bench_function(format!("{net}_{fusion}_{kib}KiB"), |b| {
                     b.iter(|| {
                         let model = Cached::new(fusion.model(cfg));
@@ -71,5 +71,27 @@ fn optimal_wide(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, searches, optimal_wide);
+/// The exact `tiled` optimum of Llama 3.2 1B at 2 MiB, at 2,048 tokens and at 32,768 (long
+/// context: attention through key blocks), a fresh cache each run (the targets of
+/// `../shared/design/tiled-fusion.md`: under 5 s and under 30 s).
+fn optimal_tiled(c: &mut Criterion) {
+    let mut group = c.benchmark_group("optimal_tiled");
+    group.sample_size(10);
+    let cfg = CostConfig::kib(2048).expect("a size");
+    for seq in [2048, 32_768] {
+        let g = fuselage_zoo::build_seq("llama_3_2_1b", seq).expect("zoo network");
+        group.bench_function(format!("llama_3_2_1b_seq{seq}_tiled_2MiB"), |b| {
+            b.iter(|| {
+                let model = Cached::new(CostKind::Tiled.model(cfg));
+                let splitter = RandomSplitter::new(&model);
+                let p = Problem::new(&g, &model, &splitter).expect("problem");
+                let budget = Budget::new(1).expect("budget");
+                black_box(Optimal::default().run(&p, &budget, 0).expect("runs").score)
+            })
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, searches, optimal_wide, optimal_tiled);
 criterion_main!(benches);

@@ -4,8 +4,8 @@
 //! cargo run --release -p fuselage-search --example optimal_scale -- inception_v3 brr 2048 16,24,32,64
 //! ```
 //!
-//! Arguments: a zoo network (`gpt2` is built at 1,024 tokens), the cost model (`lbdf` or
-//! `brr`), the buffer in KiB, the `max_group` values to try (comma-separated), and optionally
+//! Arguments: a zoo network (`gpt2` is built at 1,024 tokens; `NAME@SEQ` builds a text model
+//! at SEQ tokens), the cost model (`lbdf`, `brr` or `tiled`), the buffer in KiB, the `max_group` values to try (comma-separated), and optionally
 //! `plain` to grow every group across a bottleneck instead of joining them
 //! (`Optimal::join_bottlenecks` off: the same optimum, for comparison). For each it prints
 //! the optimal DRAM over that family (`docs/optimal.md`), the candidate sets costed, the stop
@@ -25,14 +25,15 @@ fn main() -> Result<(), Box<dyn Error>> {
         [net, fusion, kib, sizes, plain] if plain == "plain" => (net, fusion, kib, sizes, true),
         _ => {
             return Err(
-                "usage: optimal_scale NETWORK lbdf|brr KIB MAX_GROUP[,MAX_GROUP...] [plain]".into(),
+                "usage: optimal_scale NETWORK[@SEQ] lbdf|brr|tiled KIB MAX_GROUP[,MAX_GROUP...] [plain]".into(),
             );
         }
     };
-    let g = if net == "gpt2" {
-        fuselage_zoo::build_seq(net, 1024)?
-    } else {
-        fuselage_zoo::build(net)?
+    // `NAME@SEQ` builds a text model at SEQ tokens.
+    let g = match net.split_once('@') {
+        Some((name, seq)) => fuselage_zoo::build_seq(name, seq.parse()?)?,
+        None if net == "gpt2" => fuselage_zoo::build_seq(net, 1024)?,
+        None => fuselage_zoo::build(net)?,
     };
     let kind: CostKind = fusion.parse()?;
     let cfg = CostConfig::kib(kib.parse()?)?;
