@@ -3,7 +3,7 @@
 use crate::registry::{Choice, Registry};
 use anyhow::{Context, bail};
 use clap::Args;
-use fuselage::cost::{Accelerator, CostConfig, CostKind, CostModel, PlanFile};
+use fuselage::cost::{Accelerator, CostConfig, CostKind, CostModel};
 use fuselage::ir::{Graph, NodeSet};
 use std::sync::Arc;
 
@@ -67,7 +67,7 @@ impl CostArgs {
     /// The accelerator they describe: `--hw`, or β-only at `--buffer` and `--bytes`.
     pub fn hardware(&self) -> anyhow::Result<Accelerator> {
         if let Some(spec) = &self.hw {
-            return Ok(Accelerator::resolve(spec)?);
+            return crate::files::hardware("--hw", spec);
         }
         let Some(buffer) = &self.buffer else {
             bail!("give the buffer: --buffer SIZE, or --hw FILE|PRESET");
@@ -204,13 +204,6 @@ pub fn check_writable(path: &std::path::Path) -> anyhow::Result<()> {
         bail!("cannot write {}: it is a folder", path.display());
     }
     Ok(())
-}
-
-/// Reads a plan file; errors name the file.
-pub fn read_plan_file(path: &std::path::Path) -> anyhow::Result<PlanFile> {
-    let text =
-        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-    PlanFile::from_json(&text).with_context(|| format!("{}", path.display()))
 }
 
 /// Writes `bytes` to `path` whole or not at all: into a temporary file beside it, then renamed

@@ -7,7 +7,8 @@
 //! hardware). Nothing else in the file changes
 //! ([`fuselage::onnx::metadata::annotate`]), so it imports to the same graph.
 
-use crate::common::{read_plan_file, write_atomic};
+use crate::common::write_atomic;
+use crate::files::{Kind, read, read_plan};
 use anyhow::{Context, bail};
 use clap::Args;
 use fuselage::cost::{GroupEntry, PlanFile};
@@ -33,10 +34,9 @@ pub struct ExportCmd {
 }
 
 pub fn run(a: ExportCmd) -> anyhow::Result<()> {
-    let bytes =
-        std::fs::read(&a.model).with_context(|| format!("reading {}", a.model.display()))?;
+    let bytes = read("<MODEL>", &a.model, Kind::Model)?;
     let g = fuselage::onnx::import_bytes(&bytes, &a.model)?;
-    let file = read_plan_file(&a.plan)?;
+    let file = read_plan("--plan", &a.plan)?;
     if file.cost_model.is_empty() {
         bail!(
             "{}: the plan records no costs; cost it first: fuselage cost {} --fusion F --buffer SIZE --plan {} --json > costed.json",
@@ -98,7 +98,7 @@ pub fn run(a: ExportCmd) -> anyhow::Result<()> {
 /// # Errors
 /// When the file carries no plan, a node of the graph has no group, or an index is not one.
 pub fn plan_from_metadata(g: &Graph, path: &Path) -> anyhow::Result<PlanFile> {
-    let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+    let bytes = read("<MODEL>", path, Kind::Model)?;
     let (nodes, _) = metadata::read(&bytes, PREFIX, path)?;
     let key = format!("{PREFIX}group");
     let mut groups: Vec<Vec<String>> = Vec::new();

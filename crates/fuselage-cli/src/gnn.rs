@@ -1,13 +1,15 @@
 //! `fuselage dataset`, `fuselage train` and `fuselage classify`: the GNN validity classifier.
 
 use crate::common::GroupArgs;
+use crate::files::{Kind, check_input, read, read_text, with_ext};
 use crate::registry::Registry;
 use anyhow::Context;
 use clap::Args;
 use fuselage::cost::CostKind;
 use fuselage::gnn::{
-    Dataset, DatasetConfig, FeatureSet, GnnClassifier, TrainConfig, ValidityModel, curve_csv,
-    default_device, generate_dataset, load_checkpoint, plot_curve, save_checkpoint, shipped, train,
+    Checkpoint, CheckpointMeta, Dataset, DatasetConfig, FeatureSet, GnnClassifier, TrainConfig,
+    ValidityModel, classifier_from_bytes, curve_csv, default_device, generate_dataset, plot_curve,
+    save_checkpoint, shipped, train,
 };
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
@@ -75,7 +77,12 @@ pub struct TrainCmd {
 
 pub fn train_cmd(a: TrainCmd) -> anyhow::Result<()> {
     let ds = match &a.dataset {
-        Some(p) => Dataset::load(p)?,
+        // The data set's reader is the library's, by path: the file is checked first (a
+        // regular file within the cap), so that a FIFO or a device is never opened by it.
+        Some(p) => {
+            check_input("--dataset", p, Kind::Dataset)?;
+            Dataset::load(p)?
+        }
         None => generate_dataset(&DatasetConfig::of(a.features, a.seed))?,
     };
     std::fs::create_dir_all(&a.out).with_context(|| format!("creating {}", a.out.display()))?;
@@ -146,7 +153,19 @@ pub fn classify(a: ClassifyCmd, registry: &Registry) -> anyhow::Result<()> {
     let model = cost.model;
     let device = default_device();
     let clf: GnnClassifier = match &a.checkpoint {
-        Some(stem) => load_checkpoint(stem, &device)?,
+        Some(stem) => {
+            let meta = with_ext(stem, "json");
+            let json = read_text("--checkpoint", &meta, Kind::CheckpointMeta)?;
+            let meta =
+                Checkpoint::<CheckpointMeta>::from_parts(&[], &json, &meta.display().to_string())?
+                    .meta;
+            let weights = read(
+                "--checkpoint",
+                &with_ext(stem, "bpk"),
+                Kind::CheckpointWeights,
+            )?;
+            classifier_from_bytes(&weights, &meta, &device)?
+        }
         None => shipped(a.group.cost.kind()?, &device)?,
     };
     if let fuselage::cost::OnChipBuffer::Split { .. } = model.config().buffer() {

@@ -4,7 +4,9 @@
 //!
 //! Each subcommand lives in its own file (`inspect.rs`, `cost.rs`, `optimize.rs`,
 //! `explain.rs`, `gnn.rs` for dataset/train/classify, `reproduce.rs`, `hw.rs`, `sweep.rs`, `diff.rs`, `export.rs`, `report.rs`);
-//! `common.rs` holds the arguments they share and `plot.rs` draws their SVG plots. The work itself is the library's: a subcommand reads its
+//! `common.rs` holds the arguments they share, `files.rs` reads every file a user names
+//! (regular files only, a size cap per kind), and `plot.rs` draws their SVG plots. The work
+//! itself is the library's: a subcommand reads its
 //! arguments, runs the facade `fuselage` (the [`Planner`](fuselage::Planner) for
 //! `optimize`), and prints.
 //!
@@ -28,6 +30,7 @@ mod cost;
 mod diff;
 mod explain;
 mod export;
+mod files;
 mod gnn;
 mod hw;
 mod inspect;

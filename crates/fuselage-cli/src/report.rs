@@ -1,7 +1,8 @@
 //! `fuselage report MODEL --fusion F (--buffer SIZE | --hw PRESET) --plan FILE --out
 //! report.html`: the plan as one self-contained HTML page ([`fuselage::report::Report`]).
 
-use crate::common::{CostArgs, ModelArgs, check_writable, read_plan_file, write_atomic};
+use crate::common::{CostArgs, ModelArgs, check_writable, write_atomic};
+use crate::files::read_plan;
 use crate::registry::Registry;
 use anyhow::Context;
 use clap::Args;
@@ -34,7 +35,7 @@ pub fn run(a: ReportCmd, registry: &Registry) -> anyhow::Result<()> {
     check_writable(&a.out)?;
     let g = a.model.load()?;
     let setting = a.cost.resolve(registry)?;
-    let file = read_plan_file(&a.plan)?;
+    let file = read_plan("--plan", &a.plan)?;
     let plan = file
         .to_plan(&g)
         .with_context(|| format!("{}", a.plan.display()))?;

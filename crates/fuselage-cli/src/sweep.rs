@@ -40,7 +40,7 @@ pub fn run(a: SweepCmd) -> anyhow::Result<()> {
     let from = fuselage::parse_size(&a.from).context("--from")?;
     let to = fuselage::parse_size(&a.to).context("--to")?;
     let hw = match &a.hw {
-        Some(spec) => Accelerator::resolve(spec)?,
+        Some(spec) => crate::files::hardware("--hw", spec)?,
         None => Accelerator::beta_only(CostConfig::new(1)?),
     };
     let g = a.model.load()?;

@@ -144,7 +144,7 @@ fn a_missing_folder_is_reported_once() {
     ]);
     assert_eq!(
         line,
-        "error: /nonexistent/ck.json: No such file or directory (os error 2)"
+        "error: --checkpoint /nonexistent/ck.json: No such file or directory (os error 2)"
     );
 }
 
