@@ -7,8 +7,7 @@
 //! hardware). Nothing else in the file changes
 //! ([`fuselage::onnx::metadata::annotate`]), so it imports to the same graph.
 
-use crate::common::write_atomic;
-use crate::files::{Kind, read, read_plan};
+use crate::files::{Files, Kind, read, read_plan, shown, write};
 use anyhow::{Context, bail};
 use clap::Args;
 use fuselage::cost::{GroupEntry, PlanFile};
@@ -28,12 +27,17 @@ pub struct ExportCmd {
     /// The plan file (JSON, as `optimize` or `cost --plan --json` writes it).
     #[arg(long, value_name = "FILE")]
     plan: PathBuf,
-    /// Where to write the annotated model.
+    /// Where to write the annotated model (`-`: standard output).
     #[arg(long, value_name = "FILE")]
     out: PathBuf,
 }
 
 pub fn run(a: ExportCmd) -> anyhow::Result<()> {
+    Files::new()
+        .input("<MODEL>", Some(&a.model))
+        .input("--plan", Some(&a.plan))
+        .output("--out", Some(&a.out))
+        .check()?;
     let bytes = read("<MODEL>", &a.model, Kind::Model)?;
     let g = fuselage::onnx::import_bytes(&bytes, &a.model)?;
     let file = read_plan("--plan", &a.plan)?;
@@ -80,10 +84,10 @@ pub fn run(a: ExportCmd) -> anyhow::Result<()> {
     }
     let model = [(format!("{PREFIX}plan"), summary.to_string())];
     let out = metadata::annotate(&bytes, &props, &model, PREFIX, &a.model)?;
-    write_atomic(&a.out, &out)?;
+    write("--out", &a.out, &out)?;
     outln!(
         "wrote {}: {} nodes in {} groups annotated ({} bytes, {} added)",
-        a.out.display(),
+        shown(&a.out),
         g.len(),
         file.groups.len(),
         out.len(),

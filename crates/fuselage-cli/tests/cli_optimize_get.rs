@@ -214,7 +214,7 @@ fn an_unwritable_output_fails_before_the_search() {
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(
         String::from_utf8_lossy(&out.stderr).trim_end(),
-        "error: cannot write /nonexistent/x.json: the folder /nonexistent does not exist"
+        "error: --out /nonexistent/x.json: the folder /nonexistent does not exist"
     );
 }
 

@@ -128,7 +128,7 @@ fn a_missing_folder_is_reported_once() {
     let line = fails(&["dataset", "--out", "/nonexistent/groups.jsonl"]);
     assert_eq!(
         line,
-        "error: /nonexistent/groups.jsonl: No such file or directory (os error 2)"
+        "error: --out /nonexistent/groups.jsonl: the folder /nonexistent does not exist"
     );
     let line = fails(&[
         "classify",
