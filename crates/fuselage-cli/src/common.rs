@@ -3,7 +3,7 @@
 use crate::registry::{Choice, Registry};
 use anyhow::{Context, bail};
 use clap::Args;
-use fuselage::cost::{Accelerator, CostConfig, CostKind, CostModel, PlanFile};
+use fuselage::cost::{Accelerator, CostConfig, CostKind, CostModel};
 use fuselage::ir::{Graph, NodeSet};
 use std::sync::Arc;
 
@@ -68,7 +68,7 @@ impl CostArgs {
     /// The accelerator they describe: `--hw`, or β-only at `--buffer` and `--bytes`.
     pub fn hardware(&self) -> anyhow::Result<Accelerator> {
         if let Some(spec) = &self.hw {
-            return Ok(Accelerator::resolve(spec)?);
+            return crate::files::hardware("--hw", spec);
         }
         let Some(buffer) = &self.buffer else {
             bail!("give the buffer: --buffer SIZE, or --hw FILE|PRESET");
@@ -186,49 +186,4 @@ pub fn human_size(bytes: u64) -> String {
 /// Bytes as KiB.
 pub fn kib(bytes: u64) -> f64 {
     bytes as f64 / 1024.0
-}
-
-/// Fails when `path`'s folder does not exist or `path` is a folder.
-pub fn check_writable(path: &std::path::Path) -> anyhow::Result<()> {
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => std::path::Path::new("."),
-    };
-    if !dir.is_dir() {
-        bail!(
-            "cannot write {}: the folder {} does not exist",
-            path.display(),
-            dir.display()
-        );
-    }
-    if path.is_dir() {
-        bail!("cannot write {}: it is a folder", path.display());
-    }
-    Ok(())
-}
-
-/// Reads a plan file; errors name the file.
-pub fn read_plan_file(path: &std::path::Path) -> anyhow::Result<PlanFile> {
-    let text =
-        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-    PlanFile::from_json(&text).with_context(|| format!("{}", path.display()))
-}
-
-/// Writes `bytes` to `path` whole or not at all: into a temporary file beside it, then renamed
-/// over it, so that an interrupted or failed run never leaves a partial file (a rename within
-/// one folder is atomic).
-pub fn write_atomic(path: &std::path::Path, bytes: impl AsRef<[u8]>) -> anyhow::Result<()> {
-    let name = path
-        .file_name()
-        .with_context(|| format!("cannot write {}: it names no file", path.display()))?;
-    let mut tmp_name = std::ffi::OsString::from(".");
-    tmp_name.push(name);
-    tmp_name.push(format!(".{}.tmp", std::process::id()));
-    let tmp = path.with_file_name(tmp_name);
-    let written = std::fs::write(&tmp, bytes).and_then(|()| std::fs::rename(&tmp, path));
-    if let Err(e) = written {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(e).with_context(|| format!("writing {}", path.display()));
-    }
-    Ok(())
 }

@@ -1,6 +1,7 @@
 //! `fuselage cost MODEL --fusion F --buffer SIZE (--group NAMES | --plan FILE) [--json]`.
 
-use crate::common::{CostArgs, ModelArgs, describe_config, kib, mb, parse_group, read_plan_file};
+use crate::common::{CostArgs, ModelArgs, describe_config, kib, mb, parse_group};
+use crate::files::read_plan;
 use crate::registry::Registry;
 use anyhow::{Context, bail};
 use clap::Args;
@@ -94,7 +95,7 @@ pub fn run(a: CostCmd, registry: &Registry) -> anyhow::Result<()> {
     match (&a.group, &a.plan) {
         (Some(spec), _) => group(&g, model.as_ref(), hw, spec, a.json),
         (None, Some(path)) => {
-            let file = read_plan_file(path)?;
+            let file = read_plan("--plan", path)?;
             check(&file, &path.display().to_string())?;
             let r = against()?;
             plan(

@@ -1,7 +1,8 @@
 //! `fuselage diff A.json B.json [--json]`: which groups changed between two plan files, and
 //! the DRAM delta. The work is [`PlanFile::diff`](fuselage::cost::PlanFile::diff).
 
-use crate::common::{mb, read_plan_file};
+use crate::common::mb;
+use crate::files::read_plan;
 use anyhow::bail;
 use clap::Args;
 use fuselage::cost::GroupEntry;
@@ -30,7 +31,7 @@ fn describe(e: &GroupEntry) -> String {
 }
 
 pub fn run(a: DiffCmd) -> anyhow::Result<()> {
-    let (fa, fb) = (read_plan_file(&a.a)?, read_plan_file(&a.b)?);
+    let (fa, fb) = (read_plan("<A>", &a.a)?, read_plan("<B>", &a.b)?);
     if !fa.model.is_empty() && !fb.model.is_empty() && fa.model != fb.model {
         bail!(
             "{} is a plan for `{}` and {} one for `{}`: nothing to compare",

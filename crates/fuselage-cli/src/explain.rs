@@ -1,6 +1,7 @@
 //! `fuselage explain`: why a group does not fit, edge by edge, and where to cut it.
 
 use crate::common::{GroupArgs, describe_config, human_size, mb};
+use crate::files::{Files, write, write_with};
 use crate::registry::{Choice, Registry};
 use anyhow::Context;
 use clap::Args;
@@ -31,10 +32,11 @@ pub struct ExplainCmd {
     /// Seed of the explainer's random choices.
     #[arg(long, allow_hyphen_values = true, default_value_t = 0)]
     seed: u64,
-    /// Also write the group as Graphviz DOT, edges weighted by importance.
+    /// Also write the group as Graphviz DOT, edges weighted by importance (`-`: standard
+    /// output).
     #[arg(long, value_name = "FILE")]
     dot: Option<PathBuf>,
-    /// Also draw the group as SVG, edges weighted by importance.
+    /// Also draw the group as SVG, edges weighted by importance (`-`: standard output).
     #[arg(long, value_name = "FILE")]
     svg: Option<PathBuf>,
     /// Print JSON instead of the table.
@@ -68,6 +70,12 @@ fn best_cut(
 }
 
 pub fn run(a: ExplainCmd, registry: &Registry) -> anyhow::Result<()> {
+    Files::new()
+        .model(&a.group.model.model)
+        .hardware(a.group.cost.hw.as_deref())
+        .output("--dot", a.dot.as_deref())
+        .output("--svg", a.svg.as_deref())
+        .check()?;
     let (g, cost, set) = a.group.load(registry)?;
     let model: Arc<dyn CostModel> = cost.model;
     let beta = model.config().buffer_bytes();
@@ -112,10 +120,10 @@ pub fn run(a: ExplainCmd, registry: &Registry) -> anyhow::Result<()> {
             rows.push((rank + 1, i, worst, valid, exact_rank[i]));
         }
         if let Some(path) = &a.dot {
-            crate::common::write_atomic(path, render::to_dot(&g, e))?;
+            write("--dot", path, render::to_dot(&g, e))?;
         }
         if let Some(path) = &a.svg {
-            render::to_svg(&g, e, path)?;
+            write_with("--svg", path, |tmp| Ok(render::to_svg(&g, e, tmp)?))?;
         }
     } else if a.dot.is_some() || a.svg.is_some() {
         eprintln!("note: the group fits, so there is no explanation to draw");

@@ -7,7 +7,7 @@
 //! hardware). Nothing else in the file changes
 //! ([`fuselage::onnx::metadata::annotate`]), so it imports to the same graph.
 
-use crate::common::{read_plan_file, write_atomic};
+use crate::files::{Files, Kind, read, read_plan, shown, write};
 use anyhow::{Context, bail};
 use clap::Args;
 use fuselage::cost::{GroupEntry, PlanFile};
@@ -27,16 +27,20 @@ pub struct ExportCmd {
     /// The plan file (JSON, as `optimize` or `cost --plan --json` writes it).
     #[arg(long, value_name = "FILE")]
     plan: PathBuf,
-    /// Where to write the annotated model.
+    /// Where to write the annotated model (`-`: standard output).
     #[arg(long, value_name = "FILE")]
     out: PathBuf,
 }
 
 pub fn run(a: ExportCmd) -> anyhow::Result<()> {
-    let bytes =
-        std::fs::read(&a.model).with_context(|| format!("reading {}", a.model.display()))?;
+    Files::new()
+        .input("<MODEL>", Some(&a.model))
+        .input("--plan", Some(&a.plan))
+        .output("--out", Some(&a.out))
+        .check()?;
+    let bytes = read("<MODEL>", &a.model, Kind::Model)?;
     let g = fuselage::onnx::import_bytes(&bytes, &a.model)?;
-    let file = read_plan_file(&a.plan)?;
+    let file = read_plan("--plan", &a.plan)?;
     if file.cost_model.is_empty() {
         bail!(
             "{}: the plan records no costs; cost it first: fuselage cost {} --fusion F --buffer SIZE --plan {} --json > costed.json",
@@ -80,10 +84,10 @@ pub fn run(a: ExportCmd) -> anyhow::Result<()> {
     }
     let model = [(format!("{PREFIX}plan"), summary.to_string())];
     let out = metadata::annotate(&bytes, &props, &model, PREFIX, &a.model)?;
-    write_atomic(&a.out, &out)?;
+    write("--out", &a.out, &out)?;
     outln!(
         "wrote {}: {} nodes in {} groups annotated ({} bytes, {} added)",
-        a.out.display(),
+        shown(&a.out),
         g.len(),
         file.groups.len(),
         out.len(),
@@ -98,7 +102,7 @@ pub fn run(a: ExportCmd) -> anyhow::Result<()> {
 /// # Errors
 /// When the file carries no plan, a node of the graph has no group, or an index is not one.
 pub fn plan_from_metadata(g: &Graph, path: &Path) -> anyhow::Result<PlanFile> {
-    let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+    let bytes = read("<MODEL>", path, Kind::Model)?;
     let (nodes, _) = metadata::read(&bytes, PREFIX, path)?;
     let key = format!("{PREFIX}group");
     let mut groups: Vec<Vec<String>> = Vec::new();

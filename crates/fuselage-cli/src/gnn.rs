@@ -1,13 +1,18 @@
 //! `fuselage dataset`, `fuselage train` and `fuselage classify`: the GNN validity classifier.
 
 use crate::common::GroupArgs;
+use crate::files::{
+    Files, Kind, check_input, check_output_folder, read, read_text, shown, with_ext, write,
+    write_stem_with, write_with,
+};
 use crate::registry::Registry;
 use anyhow::Context;
 use clap::Args;
 use fuselage::cost::CostKind;
 use fuselage::gnn::{
-    Dataset, DatasetConfig, FeatureSet, GnnClassifier, TrainConfig, ValidityModel, curve_csv,
-    default_device, generate_dataset, load_checkpoint, plot_curve, save_checkpoint, shipped, train,
+    Checkpoint, CheckpointMeta, Dataset, DatasetConfig, FeatureSet, GnnClassifier, TrainConfig,
+    ValidityModel, classifier_from_bytes, curve_csv, default_device, generate_dataset, plot_curve,
+    save_checkpoint, shipped, train,
 };
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
@@ -27,7 +32,7 @@ pub struct DatasetCmd {
     /// post-2020 CNNs) or the `paper` ones' (the nine CNNs alone).
     #[arg(long, value_name = "SET", default_value = "broad")]
     features: FeatureSet,
-    /// Where to write the data set (JSON lines).
+    /// Where to write the data set (JSON lines; `-`: standard output).
     #[arg(long, value_name = "FILE")]
     out: PathBuf,
 }
@@ -36,12 +41,13 @@ pub fn dataset(a: DatasetCmd) -> anyhow::Result<()> {
     if a.scale.is_nan() || a.scale <= 0.0 {
         anyhow::bail!("--scale must be above 0, got {}", a.scale);
     }
+    Files::new().output("--out", Some(&a.out)).check()?;
     let cfg = DatasetConfig::of(a.features, a.seed).times(a.scale);
     let ds = generate_dataset(&cfg)?;
-    ds.save(&a.out)?;
+    write_with("--out", &a.out, |tmp| Ok(ds.save(tmp)?))?;
     outln!(
         "wrote {}: {} groups, {} labelled samples per cost model (β = 128 ... 2048 KiB)",
-        a.out.display(),
+        shown(&a.out),
         ds.groups.len(),
         ds.samples_per_model()
     )?;
@@ -79,12 +85,27 @@ pub fn train_cmd(a: TrainCmd) -> anyhow::Result<()> {
             "--fusion tiled: the classifier learns lbdf and brr only (tiled has no labels)"
         );
     }
+    let k = a.fusion;
+    let stem = a.out.join(k.name());
+    let csv = a.out.join(format!("{}_curve.csv", k.name()));
+    let svg = a.out.join(format!("{}_curve.svg", k.name()));
+    let outputs = [with_ext(&stem, "bpk"), with_ext(&stem, "json"), csv, svg];
+    // The folder and the files it will hold, before any training.
+    check_output_folder("--out", &a.out, &outputs)?;
+    let files = outputs
+        .iter()
+        .fold(Files::new(), |f, o| f.output_in_folder("--out", o.clone()));
+    files.input("--dataset", a.dataset.as_deref()).check()?;
+    let [_, _, csv, svg] = outputs;
     let ds = match &a.dataset {
-        Some(p) => Dataset::load(p)?,
+        // The data set's reader is the library's, by path: the file is checked first (a
+        // regular file within the cap), so that a FIFO or a device is never opened by it.
+        Some(p) => {
+            check_input("--dataset", p, Kind::Dataset)?;
+            Dataset::load(p)?
+        }
         None => generate_dataset(&DatasetConfig::of(a.features, a.seed))?,
     };
-    std::fs::create_dir_all(&a.out).with_context(|| format!("creating {}", a.out.display()))?;
-    let k = a.fusion;
     let mut cfg = TrainConfig::of(a.features, k);
     cfg.epochs = a.epochs;
     cfg.seed = a.seed;
@@ -105,21 +126,20 @@ pub fn train_cmd(a: TrainCmd) -> anyhow::Result<()> {
         ));
     })?;
     bar.finish_and_clear();
-    let stem = a.out.join(k.name());
+    std::fs::create_dir_all(&a.out).with_context(|| format!("--out {}", a.out.display()))?;
     let mut metrics = serde_json::Map::new();
     metrics.insert("test".into(), serde_json::to_value(report.test)?);
     metrics.insert("test_accuracy".into(), report.test.accuracy().into());
     metrics.insert("test_f1".into(), report.test.f1().into());
     metrics.insert("seconds".into(), report.seconds.into());
-    save_checkpoint(&clf, &stem, metrics)?;
-    let csv = a.out.join(format!("{}_curve.csv", k.name()));
-    crate::common::write_atomic(&csv, curve_csv(&report.curve))?;
-    let svg = a.out.join(format!("{}_curve.svg", k.name()));
-    plot_curve(
-        &report.curve,
-        &format!("{} validity classifier", k.name()),
-        &svg,
-    )?;
+    write_stem_with("--out", &stem, &["bpk", "json"], |tmp| {
+        Ok(save_checkpoint(&clf, tmp, metrics)?)
+    })?;
+    write("--out", &csv, curve_csv(&report.curve))?;
+    let title = format!("{} validity classifier", k.name());
+    write_with("--out", &svg, |tmp| {
+        Ok(plot_curve(&report.curve, &title, tmp)?)
+    })?;
     outln!(
         "{}: test accuracy {:.4}, F1 {:.4} in {:.0} s; wrote {}.bpk/.json, {} and {}",
         k.name(),
@@ -151,7 +171,19 @@ pub fn classify(a: ClassifyCmd, registry: &Registry) -> anyhow::Result<()> {
     let model = cost.model;
     let device = default_device();
     let clf: GnnClassifier = match &a.checkpoint {
-        Some(stem) => load_checkpoint(stem, &device)?,
+        Some(stem) => {
+            let meta = with_ext(stem, "json");
+            let json = read_text("--checkpoint", &meta, Kind::CheckpointMeta)?;
+            let meta =
+                Checkpoint::<CheckpointMeta>::from_parts(&[], &json, &meta.display().to_string())?
+                    .meta;
+            let weights = read(
+                "--checkpoint",
+                &with_ext(stem, "bpk"),
+                Kind::CheckpointWeights,
+            )?;
+            classifier_from_bytes(&weights, &meta, &device)?
+        }
         None => shipped(a.group.cost.kind()?, &device)?,
     };
     if let fuselage::cost::OnChipBuffer::Split { .. } = model.config().buffer() {

@@ -47,12 +47,10 @@ pub fn run(a: HwCmd) -> anyhow::Result<()> {
             }
         }
         HwWhat::Show { name, toml } => {
-            let hw = Accelerator::resolve(&name)?;
+            // A file is read once, through the guarded reader, for the summary and --toml.
+            let (hw, text) = crate::files::hardware_and_text("<NAME>", &name)?;
             if toml {
-                match Accelerator::preset_toml(&name) {
-                    Some(text) => outln!("{}", text.trim_end())?,
-                    None => outln!("{}", std::fs::read_to_string(&name)?.trim_end())?,
-                }
+                outln!("{}", text.trim_end())?;
                 return Ok(());
             }
             outln!("{}", hw.name)?;

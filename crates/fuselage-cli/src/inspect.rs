@@ -1,6 +1,7 @@
 //! `fuselage inspect MODEL [--json] [--dot FILE] [--nodes]`.
 
 use crate::common::ModelArgs;
+use crate::files::{Files, shown, write};
 use clap::Args;
 use fuselage::ir::Graph;
 use serde::Serialize;
@@ -15,7 +16,7 @@ pub struct InspectArgs {
     /// Print one JSON object instead of a table.
     #[arg(long)]
     json: bool,
-    /// Also write the graph as Graphviz DOT to FILE.
+    /// Also write the graph as Graphviz DOT to FILE (`-`: standard output).
     #[arg(long, value_name = "FILE")]
     dot: Option<PathBuf>,
     /// Also list every node: its name (what --group takes), op and output shape.
@@ -74,9 +75,13 @@ fn summarise(g: &Graph) -> Summary {
 }
 
 pub fn run(a: InspectArgs) -> anyhow::Result<()> {
+    Files::new()
+        .model(&a.model.model)
+        .output("--dot", a.dot.as_deref())
+        .check()?;
     let g = a.model.load()?;
     if let Some(path) = &a.dot {
-        crate::common::write_atomic(path, g.to_dot(None))?;
+        write("--dot", path, g.to_dot(None))?;
     }
     let mut s = summarise(&g);
     if a.nodes {
@@ -127,7 +132,7 @@ pub fn run(a: InspectArgs) -> anyhow::Result<()> {
         }
     }
     if let Some(path) = &a.dot {
-        outln!("wrote {}", path.display())?;
+        outln!("wrote {}", shown(path))?;
     }
     Ok(())
 }

@@ -4,7 +4,9 @@
 //!
 //! Each subcommand lives in its own file (`inspect.rs`, `cost.rs`, `optimize.rs`,
 //! `explain.rs`, `gnn.rs` for dataset/train/classify, `reproduce.rs`, `hw.rs`, `sweep.rs`, `diff.rs`, `export.rs`, `report.rs`);
-//! `common.rs` holds the arguments they share and `plot.rs` draws their SVG plots. The work itself is the library's: a subcommand reads its
+//! `common.rs` holds the arguments they share, `files.rs` reads and writes every file a user
+//! names (regular files only, size caps, no output that is a device or an input), and `plot.rs`
+//! draws their SVG plots. The work itself is the library's: a subcommand reads its
 //! arguments, runs the facade `fuselage` (the [`Planner`](fuselage::Planner) for
 //! `optimize`), and prints.
 //!
@@ -15,11 +17,16 @@
 #![deny(clippy::unwrap_used, clippy::expect_used)]
 
 /// `println!` that returns the write error instead of panicking, so that `fuselage ... | head`
-/// ends quietly (see `main`).
+/// ends quietly (see `main`). The summary goes to standard error instead when an output file
+/// is standard output (`--out -`, [`SUMMARY_TO_STDERR`]).
 macro_rules! outln {
     ($($arg:tt)*) => {{
         use std::io::Write as _;
-        writeln!(std::io::stdout().lock(), $($arg)*)
+        if crate::SUMMARY_TO_STDERR.load(std::sync::atomic::Ordering::SeqCst) {
+            writeln!(std::io::stderr().lock(), $($arg)*)
+        } else {
+            writeln!(std::io::stdout().lock(), $($arg)*)
+        }
     }};
 }
 
@@ -28,6 +35,7 @@ mod cost;
 mod diff;
 mod explain;
 mod export;
+mod files;
 mod gnn;
 mod hw;
 mod inspect;
@@ -47,6 +55,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 /// Ctrl-C exits 130 at once; every output file is written atomically, so none is left half
 /// written.
 pub(crate) static STOP: AtomicBool = AtomicBool::new(false);
+
+/// Set when an output file is standard output (`--out -`): the command's summary then goes
+/// to standard error, so that standard output holds the file alone.
+pub(crate) static SUMMARY_TO_STDERR: AtomicBool = AtomicBool::new(false);
 
 /// Whether a search that reads [`STOP`] is running; outside one, Ctrl-C exits 130 at once.
 pub(crate) static SEARCHING: AtomicBool = AtomicBool::new(false);

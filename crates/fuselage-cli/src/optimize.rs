@@ -4,7 +4,8 @@
 //! The arguments become one [`Planner`]; this file only reads them, draws the progress bar and
 //! writes the plan file and the summary.
 
-use crate::common::{CostArgs, ModelArgs, check_writable, describe_config, kib, mb, write_atomic};
+use crate::common::{CostArgs, ModelArgs, describe_config, kib, mb};
+use crate::files::{Files, shown, write};
 use crate::registry::{Choice, Registry};
 use anyhow::{Context, bail};
 use clap::Args;
@@ -61,7 +62,7 @@ pub struct OptimizeCmd {
     /// every plan it evaluated. The only pair is `latency,energy`.
     #[arg(long, value_name = "PAIR", value_parser = pareto)]
     pareto: Option<Pair>,
-    /// Also draw the front (--pareto or EDP) as an SVG plot.
+    /// Also draw the front (--pareto or EDP) as an SVG plot (`-`: standard output).
     #[arg(long, value_name = "FILE")]
     front_svg: Option<PathBuf>,
     /// Plan evaluations the search may make, 1 to 10^12 (`optimal` is exact and needs none).
@@ -112,10 +113,11 @@ pub struct OptimizeCmd {
     /// How many both-parts-invalid candidates (category 3) the `get` splitter explores.
     #[arg(long, value_name = "N", default_value = "2")]
     max_branch: usize,
-    /// Where to write the plan (JSON).
+    /// Where to write the plan (JSON); `-` writes it to standard output, and the summary to
+    /// standard error.
     #[arg(long, value_name = "FILE")]
     out: PathBuf,
-    /// Also write the plan as Graphviz DOT, groups as clusters.
+    /// Also write the plan as Graphviz DOT, groups as clusters (`-`: standard output).
     #[arg(long, value_name = "FILE")]
     dot: Option<PathBuf>,
     /// No progress bar.
@@ -209,11 +211,15 @@ fn seconds(s: &str) -> Result<f64, String> {
 }
 
 pub fn run(a: OptimizeCmd, registry: &Registry) -> anyhow::Result<()> {
-    // Refuse an output path that cannot be written before any work, not after the search.
-    check_writable(&a.out)?;
-    for extra in [&a.dot, &a.front_svg].into_iter().flatten() {
-        check_writable(extra)?;
-    }
+    // Refuse an output that cannot be written, is not a regular file, or is an input or
+    // another output, before any work, not after the search.
+    Files::new()
+        .model(&a.model.model)
+        .hardware(a.cost.hw.as_deref())
+        .output("--out", Some(&a.out))
+        .output("--dot", a.dot.as_deref())
+        .output("--front-svg", a.front_svg.as_deref())
+        .check()?;
     let wants_front = a.pareto.is_some() || a.objective == Objective::Edp;
     if a.front_svg.is_some() && !wants_front {
         bail!(
@@ -330,9 +336,9 @@ pub fn run(a: OptimizeCmd, registry: &Registry) -> anyhow::Result<()> {
         explainer_seconds: split.explainer_seconds,
         cost_seconds: out.cost_seconds,
     };
-    write_atomic(&a.out, serde_json::to_string_pretty(&file)?)?;
+    write("--out", &a.out, serde_json::to_string_pretty(&file)?)?;
     if let Some(dot) = &a.dot {
-        write_atomic(dot, g.to_dot(Some(&result.plan)))?;
+        write("--dot", dot, g.to_dot(Some(&result.plan)))?;
     }
     if let Some(svg) = &a.front_svg {
         if result.front.is_empty() {
@@ -353,7 +359,7 @@ pub fn run(a: OptimizeCmd, registry: &Registry) -> anyhow::Result<()> {
             .collect();
         let title = format!("{} on {}: latency-energy front", g.name(), hw.name);
         let plot = crate::plot::Plot::new(&title, "latency (ms)", "energy (mJ)").points(&points);
-        write_atomic(svg, plot.to_svg()?)?;
+        write("--front-svg", svg, plot.to_svg()?)?;
     }
 
     let cfg = out.config;
@@ -524,7 +530,7 @@ pub fn run(a: OptimizeCmd, registry: &Registry) -> anyhow::Result<()> {
     }
     let stop = serde_json::to_value(result.stop)?;
     outln!("{:<26}{:>14}", "stop", stop.as_str().unwrap_or("?"))?;
-    outln!("wrote {}", a.out.display())?;
+    outln!("wrote {}", shown(&a.out))?;
     if result.stop == StopReason::Interrupted {
         // The plan written is the best so far, whole; the program still says it was cut short.
         return Err(crate::Interrupted.into());

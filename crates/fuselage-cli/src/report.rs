@@ -1,7 +1,8 @@
 //! `fuselage report MODEL --fusion F (--buffer SIZE | --hw PRESET) --plan FILE --out
 //! report.html`: the plan as one self-contained HTML page ([`fuselage::report::Report`]).
 
-use crate::common::{CostArgs, ModelArgs, check_writable, read_plan_file, write_atomic};
+use crate::common::{CostArgs, ModelArgs};
+use crate::files::{Files, read_plan, shown, write};
 use crate::registry::Registry;
 use anyhow::Context;
 use clap::Args;
@@ -19,7 +20,7 @@ pub struct ReportCmd {
     /// The plan file (JSON) to report on.
     #[arg(long, value_name = "FILE")]
     plan: PathBuf,
-    /// Where to write the HTML.
+    /// Where to write the HTML (`-`: standard output).
     #[arg(long, value_name = "FILE")]
     out: PathBuf,
     /// Leave out the buffer sweep (it solves the network once per step of the curve).
@@ -31,10 +32,15 @@ pub struct ReportCmd {
 }
 
 pub fn run(a: ReportCmd, registry: &Registry) -> anyhow::Result<()> {
-    check_writable(&a.out)?;
+    Files::new()
+        .model(&a.model.model)
+        .hardware(a.cost.hw.as_deref())
+        .input("--plan", Some(&a.plan))
+        .output("--out", Some(&a.out))
+        .check()?;
     let g = a.model.load()?;
     let setting = a.cost.resolve(registry)?;
-    let file = read_plan_file(&a.plan)?;
+    let file = read_plan("--plan", &a.plan)?;
     let plan = file
         .to_plan(&g)
         .with_context(|| format!("{}", a.plan.display()))?;
@@ -49,10 +55,10 @@ pub fn run(a: ReportCmd, registry: &Registry) -> anyhow::Result<()> {
     let html = report
         .render()
         .with_context(|| format!("{}", a.plan.display()))?;
-    write_atomic(&a.out, &html)?;
+    write("--out", &a.out, &html)?;
     outln!(
         "wrote {} ({} groups, {} KiB)",
-        a.out.display(),
+        shown(&a.out),
         plan.len(),
         html.len() / 1024
     )?;

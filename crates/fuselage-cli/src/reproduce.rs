@@ -3,7 +3,7 @@
 use clap::Args;
 use fuselage::reproduce::{self, Scale};
 use indicatif::{ProgressBar, ProgressStyle};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// Arguments of `fuselage reproduce`.
 #[derive(Debug, Args)]
@@ -24,7 +24,31 @@ pub struct ReproduceCmd {
     quiet: bool,
 }
 
+/// The files a reproduction into `dir` writes that exist already, where they can be known
+/// before the run: `results.md`, `results/runs.json` and `timings.json`, and every JSON and SVG
+/// file in `results/` and `results/plans/`.
+fn written_under(dir: &Path) -> Vec<PathBuf> {
+    let sub = dir.join("results");
+    let mut files = vec![
+        dir.join("results.md"),
+        sub.join("runs.json"),
+        sub.join("timings.json"),
+    ];
+    for folder in [sub.clone(), sub.join("plans")] {
+        let Ok(entries) = std::fs::read_dir(&folder) else {
+            continue;
+        };
+        files.extend(entries.flatten().map(|e| e.path()).filter(|p| {
+            p.extension()
+                .is_some_and(|ext| ext == "json" || ext == "svg")
+        }));
+    }
+    files
+}
+
 pub fn run(a: ReproduceCmd) -> anyhow::Result<()> {
+    // The folder must take the files before the run (minutes), not after it.
+    crate::files::check_output_folder("--out", &a.out, &written_under(&a.out))?;
     if let Some(n) = a.threads {
         rayon::ThreadPoolBuilder::new()
             .num_threads(n)

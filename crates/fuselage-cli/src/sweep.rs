@@ -3,7 +3,8 @@
 //!
 //! The work is [`fuselage::pipeline::sweep`]; this file reads the arguments and prints.
 
-use crate::common::{ModelArgs, kib, mb, write_atomic};
+use crate::common::{ModelArgs, kib, mb};
+use crate::files::{Files, write};
 use anyhow::Context;
 use clap::Args;
 use fuselage::cost::{Accelerator, CostConfig, CostKind};
@@ -30,17 +31,22 @@ pub struct SweepCmd {
     /// Print JSON: {"points": [...], "breakpoints": [...]}.
     #[arg(long)]
     json: bool,
-    /// Also draw the curve as an SVG plot.
+    /// Also draw the curve as an SVG plot (`-`: standard output).
     #[arg(long, value_name = "FILE")]
     svg: Option<PathBuf>,
 }
 
 pub fn run(a: SweepCmd) -> anyhow::Result<()> {
+    Files::new()
+        .model(&a.model.model)
+        .hardware(a.hw.as_deref())
+        .output("--svg", a.svg.as_deref())
+        .check()?;
     let kind: CostKind = a.fusion.parse().context("--fusion")?;
     let from = fuselage::parse_size(&a.from).context("--from")?;
     let to = fuselage::parse_size(&a.to).context("--to")?;
     let hw = match &a.hw {
-        Some(spec) => Accelerator::resolve(spec)?,
+        Some(spec) => crate::files::hardware("--hw", spec)?,
         None => Accelerator::beta_only(CostConfig::new(1)?),
     };
     let g = a.model.load()?;
@@ -55,7 +61,7 @@ pub fn run(a: SweepCmd) -> anyhow::Result<()> {
         let plot = crate::plot::Plot::new(&title, "buffer (KiB, log scale)", "optimal DRAM (MB)")
             .points(&points)
             .steps();
-        write_atomic(path, plot.to_svg()?)?;
+        write("--svg", path, plot.to_svg()?)?;
     }
     if a.json {
         outln!("{}", serde_json::to_string_pretty(&s)?)?;
