@@ -104,7 +104,7 @@ fn main() -> anyhow::Result<()> {
     let mut jobs = Vec::new();
     for &(net, sizes) in &nets {
         for kib in sizes {
-            for fusion in CostKind::ALL {
+            for fusion in CostKind::PAPER {
                 jobs.push((net, kib, fusion));
             }
         }

@@ -25,6 +25,10 @@ fuselage_ir::kinds! {
 }
 
 impl CostKind {
+    /// The paper's models: the ones the validity classifier learns, and the paper's tables
+    /// and the search table run (`tiled` is not among them).
+    pub const PAPER: [CostKind; 2] = [CostKind::Lbdf, CostKind::Brr];
+
     /// The cost model at `config`.
     pub fn model(self, config: CostConfig) -> Box<dyn CostModel> {
         match self {

@@ -80,7 +80,7 @@ fn main() -> Result<()> {
     let device = default_device();
     let ds = generate_dataset(&DatasetConfig::of(set, 0))?;
     let held = generate_dataset(&DatasetConfig::held_out(1, 1500))?;
-    for kind in CostKind::ALL {
+    for kind in CostKind::PAPER {
         let clf = shipped_from(kind, set, &device)?;
         println!("\n### {} ({set})\n", kind.name().to_uppercase());
         let data = ds.encode(kind)?;

@@ -117,7 +117,7 @@ fn main() -> Result<()> {
         nodes as f64 / ds.groups.len().max(1) as f64,
         t.elapsed().as_secs_f64()
     );
-    for kind in CostKind::ALL {
+    for kind in CostKind::PAPER {
         let inv = ds
             .groups
             .iter()
@@ -133,7 +133,7 @@ fn main() -> Result<()> {
     let held = generate_dataset(&DatasetConfig::held_out(1, 1500))?;
     held.save(a.out.join("held_out.jsonl"))?;
     let device = default_device();
-    for kind in CostKind::ALL {
+    for kind in CostKind::PAPER {
         if a.which != "both" && a.which != kind.name() {
             continue;
         }

@@ -164,7 +164,8 @@ fn the_joins_keep_the_optimum_where_weights_stream() {
     // Under BRR at 32 KiB most groups stream their weights, so the bounded run's tails and
     // heads carry rereads and tile excess in their keys (the unbounded programme has no tile
     // floor). With and without joins, the same optimum.
-    for (name, dram) in [("gpt2_l4_h256", 50_984_092), ("squeezenet1_1", 14_323_984)] {
+    // GPT-2's number moved from 50,984,092 when its key and value concats began to stream.
+    for (name, dram) in [("gpt2_l4_h256", 50_197_660), ("squeezenet1_1", 14_323_984)] {
         let g = fuselage_zoo::build(name).unwrap();
         let model = Cached::new(CostKind::Brr.model(CostConfig::kib(32).unwrap()));
         let splitter = RandomSplitter::new(&model);

@@ -221,7 +221,7 @@ pub fn wins_candidates(scale: &Scale) -> Vec<Row> {
     let mut out = Vec::new();
     for (network, sizes) in cnns.chain(modern) {
         for buffer_kib in sizes {
-            for fusion in CostKind::ALL {
+            for fusion in CostKind::PAPER {
                 out.push(Row {
                     table: Table::Wins,
                     network: network.into(),
