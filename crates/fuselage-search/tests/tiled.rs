@@ -94,3 +94,43 @@ fn resnet18_at_2_mib_streams_to_the_floor_below_streams_optimum() {
     assert_eq!(tiled, floor);
     assert!(tiled <= 11_940_000);
 }
+
+#[test]
+fn llama_at_32k_tokens_plans_through_key_blocks_and_never_writes_a_score_matrix() {
+    use fuselage_cost::PlanFile;
+    let seq = 32_768;
+    let g = fuselage_zoo::build_seq("llama_3_2_1b", seq).unwrap();
+    let cfg = CostConfig::kib(2048).unwrap();
+    let tiled = Tiled::new(cfg);
+    let (dram, plan, floor) = optimum(&g, &tiled);
+    let report = evaluate_plan(&tiled, &g, &plan).unwrap();
+    assert!(report.is_valid(), "{:?}", report.problems.first());
+    assert_eq!(report.dram_bytes, dram);
+    assert!(dram >= floor);
+    // The plan file records each group's schedule, and every one re-checks.
+    let file = PlanFile::new(&tiled, &g, &plan).unwrap();
+    file.check_schedules(&tiled, &g).unwrap();
+    // A score matrix is a tensor whose last two axes are the sequence: no group writes one
+    // to DRAM (every reader of it is in the group that makes it).
+    let mut scores = 0;
+    for set in &plan.groups {
+        for v in set.iter() {
+            let shape = &g.node(v).shape.0;
+            if shape.len() >= 2 && shape[shape.len() - 1] == seq && shape[shape.len() - 2] == seq {
+                scores += 1;
+                let inside = g.consumers(v).iter().all(|&(c, _)| set.contains(c));
+                assert!(inside && !g.is_output(v), "{} is written", g.node(v).name);
+            }
+        }
+    }
+    // Scores, the scaled scores, the masked scores and the softmax of 16 layers.
+    assert_eq!(scores, 16 * 4);
+    // The attention groups stream keys and values in blocks over several query tiles.
+    let streamed = file
+        .groups
+        .iter()
+        .filter_map(|e| e.schedule)
+        .filter(|s| s.streamed_operands == 2 && s.tiles > 1)
+        .count();
+    assert_eq!(streamed, 16);
+}
