@@ -551,13 +551,13 @@ impl Prep {
                     }
                     fewest = fewest.max(h_max.div_ceil(lo));
                 }
-                let smallest = self.tiles(v, &roles, sliced, fewest);
+                let smallest = self.tiles(v, roles, sliced, fewest);
                 keep_least(smallest);
                 if !config.fits(smallest.weights, smallest.activations) {
                     continue;
                 }
                 let fits = |v: &mut View, h: u64| {
-                    let c = self.tiles(v, &roles, sliced, h);
+                    let c = self.tiles(v, roles, sliced, h);
                     config.fits(c.weights, c.activations).then_some(c)
                 };
                 // The fewest tiles that fit (F_β never falls as h grows): a binary search over
@@ -711,8 +711,7 @@ impl Prep {
         // reader is pointwise or sums the block.
         let mut allowed = vec![true; n];
         loop {
-            for i in 0..m {
-                let mem = self.members[i];
+            for (i, &mem) in self.members.iter().enumerate() {
                 let ports = v.ports_of(i);
                 let first = ports.first().map(|p| p.tensor as usize);
                 let blocked_in = first.is_some_and(|t| r.blocked[t]);
