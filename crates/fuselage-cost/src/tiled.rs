@@ -514,7 +514,32 @@ impl Prep {
                     Operand::Right(_) => 0,
                 })
                 .sum();
-            if !config.fits(resident - streamed, held) {
+            // A member that streams weights runs at most MAX_WEIGHT_TILES tiles, keeping at
+            // least that share of its input's rows or of its output's (see `buffer_floor`).
+            let mut forced = 0u64;
+            let mut counted: Vec<usize> = Vec::new();
+            for (b, o) in self.operands.iter().enumerate() {
+                let Operand::Weights(i) = *o else { continue };
+                let Some(a) = v.ports_of(i).first().map(|q| q.tensor as usize) else {
+                    continue;
+                };
+                if mask >> b & 1 == 0
+                    || a == i
+                    || self.held[a]
+                    || self.held[i]
+                    || counted.contains(&a)
+                    || counted.contains(&i)
+                {
+                    continue;
+                }
+                let part = |t: usize| {
+                    let info = v.tensors[t];
+                    info.h.div_ceil(MAX_WEIGHT_TILES).saturating_mul(info.row) / self.e[t].max(1)
+                };
+                forced = forced.saturating_add(part(a).min(part(i)));
+                counted.extend([a, i]);
+            }
+            if !config.fits(resident - streamed, held.saturating_add(forced)) {
                 continue;
             }
             self.roles_into(v, mask, &mut roles);
