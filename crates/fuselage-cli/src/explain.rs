@@ -103,9 +103,10 @@ pub fn run(a: ExplainCmd, registry: &Registry) -> anyhow::Result<()> {
         };
         Some((e, exact))
     };
-    // The classifier's verdict, where the cost model has one and the buffer is unified.
+    // The classifier's verdict, where the cost model has one (LBDF and BRR) and the buffer
+    // is unified.
     let p = match (cost.kind, model.config().buffer()) {
-        (Some(kind), OnChipBuffer::Unified { .. }) => {
+        (Some(kind), OnChipBuffer::Unified { .. }) if kind != fuselage::cost::CostKind::Tiled => {
             Some(shipped(kind, &default_device())?.invalid_probability(&g, &set, beta)?)
         }
         _ => None,
@@ -178,6 +179,13 @@ pub fn run(a: ExplainCmd, registry: &Registry) -> anyhow::Result<()> {
         set.len(),
     )?;
     print_terms(&g, &terms, beta)?;
+    // Under `tiled`, the loop nest that fits (or none does).
+    if cost.kind == Some(fuselage::cost::CostKind::Tiled) {
+        match model.evaluate(&g, &set)?.schedule {
+            Some(s) => outln!("schedule: {}", crate::cost::describe_schedule(&s))?,
+            None => outln!("schedule: none of tiled's loop nests fits")?,
+        }
+    }
     if let Some(p) = p {
         outln!("GNN classifier: P(invalid) = {p:.4}")?;
     }
