@@ -167,6 +167,11 @@ impl Tiled {
         let p = Prep::new(g, v, &self.config);
         let io = v.io_bytes();
         let w = v.weight_bytes;
+        // No schedule fits when the floor does not: the floor is the least it could need.
+        let floor = p.floor(v, &self.config);
+        if !self.config.fits(floor.weights, floor.activations) {
+            return GroupCost::new(&self.config, v.len(), floor, io.0 + io.1 + w, w, io, None);
+        }
         // A single node never reads anything again (see the module docs).
         let (best, least) = p.search(v, &self.config, v.len() == 1);
         let cost =
@@ -406,6 +411,53 @@ impl Prep {
             self.e[t].max(1)
         } else {
             1
+        }
+    }
+
+    /// What every schedule of this group, and of any group containing it, keeps on chip (see
+    /// [`Tiled`]'s `buffer_floor`).
+    fn floor(&self, v: &View, config: &CostConfig) -> OnChipBytes {
+        let p = self;
+        {
+            let weights = p
+                .members
+                .iter()
+                .zip(&p.weights)
+                .filter(|(m, _)| !m.linear && m.row_constant == 0)
+                .map(|(_, &w)| w)
+                .fold(0, u64::saturating_add);
+            let mut activations = (0..v.tensors.len())
+                .filter(|&t| p.held[t])
+                .map(|t| p.bytes[t] / p.e[t].max(1))
+                .fold(0, u64::saturating_add);
+            // A contraction with weights either keeps them, or streams them in at most
+            // MAX_WEIGHT_TILES tiles: then its input (it opens a block) or its output (it
+            // sums one) keeps at least 1/MAX_WEIGHT_TILES of its rows, one slice of them.
+            // Counted for contractions whose two tensors no other term counts (unified
+            // buffers only: the two sides of the choice live in different split buffers).
+            if matches!(config.buffer(), crate::config::OnChipBuffer::Unified { .. }) {
+                let mut counted = p.held.clone();
+                let part = |t: usize| {
+                    let info = v.tensors[t];
+                    info.h.div_ceil(MAX_WEIGHT_TILES).saturating_mul(info.row) / p.e[t].max(1)
+                };
+                for (i, mem) in p.members.iter().enumerate() {
+                    let Some(a) = v.ports_of(i).first().map(|q| q.tensor as usize) else {
+                        continue;
+                    };
+                    if !mem.linear || p.weights[i] == 0 || counted[a] || counted[i] || a == i {
+                        continue;
+                    }
+                    let forced = part(a).min(part(i)).min(p.weights[i]);
+                    activations = activations.saturating_add(forced);
+                    counted[a] = true;
+                    counted[i] = true;
+                }
+            }
+            OnChipBytes {
+                weights,
+                activations,
+            }
         }
     }
 
@@ -1084,49 +1136,7 @@ impl CostModel for Tiled {
     /// these.
     fn buffer_floor(&self, g: &Graph, group: &fuselage_ir::NodeSet) -> Result<OnChipBytes> {
         with_view(g, group, &self.config, |v| {
-            let p = Prep::new(g, v, &self.config);
-            let weights = p
-                .members
-                .iter()
-                .zip(&p.weights)
-                .filter(|(m, _)| !m.linear && m.row_constant == 0)
-                .map(|(_, &w)| w)
-                .fold(0, u64::saturating_add);
-            let mut activations = (0..v.tensors.len())
-                .filter(|&t| p.held[t])
-                .map(|t| p.bytes[t] / p.e[t].max(1))
-                .fold(0, u64::saturating_add);
-            // A contraction with weights either keeps them, or streams them in at most
-            // MAX_WEIGHT_TILES tiles: then its input (it opens a block) or its output (it
-            // sums one) keeps at least 1/MAX_WEIGHT_TILES of its rows, one slice of them.
-            // Counted for contractions whose two tensors no other term counts (unified
-            // buffers only: the two sides of the choice live in different split buffers).
-            if matches!(
-                self.config.buffer(),
-                crate::config::OnChipBuffer::Unified { .. }
-            ) {
-                let mut counted = p.held.clone();
-                let part = |t: usize| {
-                    let info = v.tensors[t];
-                    info.h.div_ceil(MAX_WEIGHT_TILES).saturating_mul(info.row) / p.e[t].max(1)
-                };
-                for (i, mem) in p.members.iter().enumerate() {
-                    let Some(a) = v.ports_of(i).first().map(|q| q.tensor as usize) else {
-                        continue;
-                    };
-                    if !mem.linear || p.weights[i] == 0 || counted[a] || counted[i] || a == i {
-                        continue;
-                    }
-                    let forced = part(a).min(part(i)).min(p.weights[i]);
-                    activations = activations.saturating_add(forced);
-                    counted[a] = true;
-                    counted[i] = true;
-                }
-            }
-            Ok(OnChipBytes {
-                weights,
-                activations,
-            })
+            Ok(Prep::new(g, v, &self.config).floor(v, &self.config))
         })
     }
 
