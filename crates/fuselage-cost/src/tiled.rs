@@ -214,7 +214,8 @@ struct Member {
     /// A reshape, squeeze or unsqueeze that keeps the last axis (the `[L, D]` ↔ `[1, L, D]`
     /// around an exported Gemm): it carries a block of the last axis through.
     relayout: bool,
-    /// Every port reads one row and nothing is contracted: recomputable per tile.
+    /// Nothing is contracted, and every port reads one row (shifted or not) or is read
+    /// whole, one at least by rows: recomputable block by block.
     chain: bool,
     /// Bytes of constants that follow the row axis, per output row (0 when none).
     row_constant: u64,
@@ -266,6 +267,19 @@ fn pointwise(w: Window) -> bool {
     }
 }
 
+/// Output row `r` reads exactly one input row, `r` shifted by an offset (a pointwise read,
+/// or a port of a concat along the rows): recomputable row by row.
+fn one_to_one(w: Window) -> bool {
+    matches!(
+        w,
+        Window::Rows {
+            k: 1,
+            stride: 1,
+            ..
+        }
+    )
+}
+
 impl Prep {
     fn new(g: &Graph, v: &View, config: &CostConfig) -> Prep {
         let wb = config.weight_element_bytes();
@@ -296,6 +310,13 @@ impl Prep {
             let node = g.node(id);
             let ports = v.ports_of(i);
             let all_pointwise = !ports.is_empty() && ports.iter().all(|p| pointwise(p.window));
+            let row_for_row = !ports.is_empty() && ports.iter().all(|p| one_to_one(p.window));
+            // Recomputable block by block: rows one for one, beside small tensors read whole
+            // (a decode step's new key beside its cache).
+            let recomputable = ports.iter().any(|p| one_to_one(p.window))
+                && ports
+                    .iter()
+                    .all(|p| one_to_one(p.window) || p.window == Window::Whole);
             let class = node.op.kind().class();
             let linear = matches!(node.op, Op::Gemm { .. } | Op::MatMul | Op::Conv(_));
             let softmax =
@@ -354,7 +375,7 @@ impl Prep {
                 _ if linear => false,
                 // Pointwise and layout members along the rows (GQA's repeat multiplies the
                 // heads: each slice reads its key-value head's slice).
-                _ if all_pointwise
+                _ if row_for_row
                     && matches!(
                         class,
                         OpClass::Unary | OpClass::Elementwise | OpClass::Layout
@@ -370,7 +391,7 @@ impl Prep {
                 preserver: !linear && all_pointwise && (elementwise || softmax || relayout),
                 softmax,
                 relayout,
-                chain: !linear && all_pointwise,
+                chain: !linear && recomputable,
                 row_constant,
                 out_extent,
             });
@@ -850,7 +871,14 @@ impl Prep {
                 } else if self.members[t].chain && !self.held[t] {
                     r.chain[t] = true;
                     seen_in = seen_in.saturating_add(self.constant_bytes[t]);
-                    stack.extend(v.ports_of(t).iter().map(|q| q.tensor as usize));
+                    for q in v.ports_of(t) {
+                        if one_to_one(q.window) {
+                            stack.push(q.tensor as usize);
+                        } else {
+                            // Read whole beside the blocks: held once.
+                            r.source[q.tensor as usize] = true;
+                        }
+                    }
                 } else {
                     r.source[t] = true;
                 }

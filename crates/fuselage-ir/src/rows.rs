@@ -316,7 +316,13 @@ impl Op {
             Op::Concat { axis, constant } => {
                 let axis = *axis as usize;
                 let along = |i: &RowInput<'_>| i.axis == Some(axis);
-                if along(&x) && *constant == 0 && ins.iter().all(along) {
+                // A port of one entry along the axis (a decode step's new key, whose own row
+                // axis is another) adds one row, read whole.
+                let single = |i: &RowInput<'_>| i.shape.0.get(axis) == Some(&1);
+                if *constant == 0
+                    && ins.iter().any(along)
+                    && ins.iter().all(|i| along(i) || single(i))
+                {
                     // Along the row axis: output row r is row r − offset of the port that
                     // holds it, so each port streams its own rows (a key cache's concat).
                     let mut offset = 0u64;
@@ -324,16 +330,21 @@ impl Op {
                         .iter()
                         .map(|i| {
                             let pad = offset as i64;
-                            offset = offset.saturating_add(i.rows());
-                            RowRead::Window {
-                                k: 1,
-                                stride: 1,
-                                pad,
+                            offset =
+                                offset.saturating_add(i.shape.0.get(axis).copied().unwrap_or(1));
+                            if along(i) {
+                                RowRead::Window {
+                                    k: 1,
+                                    stride: 1,
+                                    pad,
+                                }
+                            } else {
+                                RowRead::Whole
                             }
                         })
                         .collect();
                     RowFlow {
-                        axis: x.axis,
+                        axis: Some(axis),
                         reads,
                     }
                 } else if x.axis == Some(axis) {
