@@ -5,7 +5,7 @@
 //! ```
 //!
 //! Arguments: a zoo network (`gpt2` is built at 1,024 tokens; `NAME@SEQ` builds a text model
-//! at SEQ tokens), the cost model (`lbdf`, `brr` or `tiled`), the buffer in KiB, the `max_group` values to try (comma-separated), and optionally
+//! at SEQ tokens, `NAME~PAST` one decode step of a Llama against PAST cached tokens), the cost model (`lbdf`, `brr` or `tiled`), the buffer in KiB, the `max_group` values to try (comma-separated), and optionally
 //! `plain` to grow every group across a bottleneck instead of joining them
 //! (`Optimal::join_bottlenecks` off: the same optimum, for comparison). For each it prints
 //! the optimal DRAM over that family (`docs/optimal.md`), the candidate sets costed, the stop
@@ -29,9 +29,13 @@ fn main() -> Result<(), Box<dyn Error>> {
             );
         }
     };
-    // `NAME@SEQ` builds a text model at SEQ tokens.
+    // `NAME@SEQ` builds a text model at SEQ tokens, `NAME~PAST` a Llama decode step.
     let g = match net.split_once('@') {
         Some((name, seq)) => fuselage_zoo::build_seq(name, seq.parse()?)?,
+        None if net.contains('~') => {
+            let (name, past) = net.split_once('~').unwrap_or_default();
+            fuselage_zoo::build_decode(name, past.parse()?)?
+        }
         None if net == "gpt2" => fuselage_zoo::build_seq(net, 1024)?,
         None => fuselage_zoo::build(net)?,
     };

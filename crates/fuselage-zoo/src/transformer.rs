@@ -282,6 +282,21 @@ fn rotary(n: &mut Nodes, s: &str, x: Source) -> Result<Source> {
 /// state out; names follow the module paths. No export of one is in the tests: the preset
 /// `llama_3_2_1b` is held to the published parameter count instead.
 pub(crate) fn llama(name: &str, c: &LlamaConfig) -> Result<Graph> {
+    llama_with(name, c, None)
+}
+
+/// One decode step of a Llama-style decoder: one new token (`c.seq` is ignored) against a
+/// key-value cache of `past` tokens per layer, the graph inputs
+/// `past_key_values.{i}.key` and `.value` (`[1, kv_heads, past, head_dim]`, as transformers
+/// names them). Each layer appends its new key and value (after the rotary embedding) to the
+/// cache along the tokens and attends over all `past + 1`; no mask is needed for one query.
+/// The graph outputs are the last hidden state and each layer's new key and value
+/// (`[1, kv_heads, 1, head_dim]`: what the step appends to the cache).
+pub(crate) fn llama_decode(name: &str, c: &LlamaConfig, past: u64) -> Result<Graph> {
+    llama_with(name, &LlamaConfig { seq: 1, ..*c }, Some(past))
+}
+
+fn llama_with(name: &str, c: &LlamaConfig, past: Option<u64>) -> Result<Graph> {
     check_heads(name, c.hidden, c.heads)?;
     if c.kv_heads == 0 || !c.heads.is_multiple_of(c.kv_heads) {
         return Err(ZooError::BadConfig {
@@ -295,7 +310,10 @@ pub(crate) fn llama(name: &str, c: &LlamaConfig) -> Result<Graph> {
     let (l, d, h, kv) = (c.seq, c.hidden, c.heads, c.kv_heads);
     let hd = d / h;
     let rep = h / kv;
+    // Keys a query attends over: its own tokens, and the cache's in a decode step.
+    let keys = l + past.unwrap_or(0);
     let mut n = Nodes::new(name);
+    let mut appended = Vec::new();
     let ids = n.b.input("input_ids", t(&[1, l]))?;
     let table = GatherIndex::Table {
         dims: vec![c.vocab, d],
@@ -319,23 +337,41 @@ pub(crate) fn llama(name: &str, c: &LlamaConfig) -> Result<Graph> {
         let v = n.reshape(format!("{a}/Reshape_2"), v, &[1, l, kv, hd])?;
         let v = n.transpose(format!("{a}/Transpose_2"), v, &[0, 2, 1, 3])?;
         let q = rotary(&mut n, &format!("{a}/rotary_q"), q)?;
-        let k = rotary(&mut n, &format!("{a}/rotary_k"), k)?;
+        let mut k = rotary(&mut n, &format!("{a}/rotary_k"), k)?;
+        let mut v = v;
+        if let Some(p) = past {
+            // The cache, then the new token, along the tokens.
+            appended.extend([k, v]);
+            let mut grown = Vec::new();
+            for (new, what, suffix) in [(k, "key", ""), (v, "value", "_1")] {
+                let cache =
+                    n.b.input(format!("past_key_values.{i}.{what}"), t(&[1, kv, p, hd]))?;
+                let cat = Op::concat(2);
+                grown.push(n.op(format!("{a}/Concat{suffix}"), cat, &[cache, new])?);
+            }
+            (k, v) = (grown[0], grown[1]);
+        }
         // repeat_kv: [1, kv, L, d] -> [1, kv, rep, L, d] -> [1, h, L, d].
         let mut repeated = Vec::new();
         for (t, suffix) in [(k, ""), (v, "_1")] {
             let u = Op::Unsqueeze { axes: vec![2] };
             let u = n.op(format!("{a}/Unsqueeze{suffix}"), u, &[t])?;
             let e = Op::Expand {
-                target: vec![1, kv, rep, l, hd],
+                target: vec![1, kv, rep, keys, hd],
             };
             let e = n.op(format!("{a}/Expand{suffix}"), e, &[u])?;
-            repeated.push(n.reshape(format!("{a}/Reshape_3{suffix}"), e, &[1, h, l, hd])?);
+            repeated.push(n.reshape(format!("{a}/Reshape_3{suffix}"), e, &[1, h, keys, hd])?);
         }
         let kt = n.transpose(format!("{a}/Transpose_3"), repeated[0], &[0, 1, 3, 2])?;
         let scores = n.matmul(format!("{a}/MatMul"), q, kt)?;
         let scores = n.with(format!("{a}/Mul_2"), Op::Mul, &[scores], 1)?;
-        // The causal mask, folded to an `L×L` bias.
-        let scores = n.with(format!("{a}/Add_2"), Op::Add, &[scores], l * l)?;
+        // The causal mask, folded to an `L×L` bias (one query of a decode step sees every
+        // key: no mask).
+        let scores = if past.is_none() {
+            n.with(format!("{a}/Add_2"), Op::Add, &[scores], l * l)?
+        } else {
+            scores
+        };
         let p = n.softmax(format!("{a}/Softmax"), scores)?;
         let ctx = n.matmul(format!("{a}/MatMul_1"), p, repeated[1])?;
         let ctx = n.transpose(format!("{a}/Transpose_4"), ctx, &[0, 2, 1, 3])?;
@@ -352,7 +388,13 @@ pub(crate) fn llama(name: &str, c: &LlamaConfig) -> Result<Graph> {
         let down = n.linear(format!("{m}/down_proj/MatMul"), gated, d)?;
         x = n.op(format!("{s}/Add_1"), Op::Add, &[r, down])?;
     }
-    rms_norm(&mut n, "/model/norm", x)?;
+    let out = rms_norm(&mut n, "/model/norm", x)?;
+    if past.is_some() {
+        n.b.output(out);
+        for t in appended {
+            n.b.output(t);
+        }
+    }
     Ok(n.b.finish()?)
 }
 
