@@ -462,6 +462,16 @@ struct Arg {
     check: bool,
 }
 
+impl Arg {
+    fn new(name: &str, path: &Path, check: bool) -> Self {
+        Arg {
+            name: name.to_string(),
+            path: path.to_path_buf(),
+            check,
+        }
+    }
+}
+
 /// The files a command reads and writes, checked together before any work ([`Files::check`]).
 #[derive(Default)]
 pub struct Files {
@@ -477,13 +487,7 @@ impl Files {
 
     /// An input file `arg` at `path`.
     pub fn input(mut self, arg: &str, path: Option<&Path>) -> Self {
-        if let Some(path) = path {
-            self.inputs.push(Arg {
-                name: arg.to_string(),
-                path: path.to_path_buf(),
-                check: false,
-            });
-        }
+        self.inputs.extend(path.map(|p| Arg::new(arg, p, false)));
         self
     }
 
@@ -500,24 +504,14 @@ impl Files {
 
     /// An output file `arg` at `path` (`-` for standard output).
     pub fn output(mut self, arg: &str, path: Option<&Path>) -> Self {
-        if let Some(path) = path {
-            self.outputs.push(Arg {
-                name: arg.to_string(),
-                path: path.to_path_buf(),
-                check: true,
-            });
-        }
+        self.outputs.extend(path.map(|p| Arg::new(arg, p, true)));
         self
     }
 
     /// An output file in a folder that [`check_output_folder`] checks (the folder may not
     /// exist yet): only compared with the other files here.
     pub fn output_in_folder(mut self, arg: &str, path: PathBuf) -> Self {
-        self.outputs.push(Arg {
-            name: arg.to_string(),
-            path,
-            check: false,
-        });
+        self.outputs.push(Arg::new(arg, &path, false));
         self
     }
 

@@ -380,6 +380,24 @@ const QUICK: [&str; 12] = [
     "--quiet",
 ];
 
+/// A quick `optimize` whose objective draws a front (`--front-svg`).
+const FRONT: [&str; 14] = [
+    "optimize",
+    "resnet18",
+    "--fusion",
+    "lbdf",
+    "--hw",
+    "nvdla-small",
+    "--search",
+    "random",
+    "--budget",
+    "5",
+    "--no-reference",
+    "--quiet",
+    "--objective",
+    "edp",
+];
+
 const NOT_REGULAR: &str = "an output replaces only a regular file (- writes to standard output)";
 
 /// Every command that writes a file, with `out` as that file (and `plan`, a plan of
@@ -400,26 +418,7 @@ fn writers(out: &str, plan: &str) -> Vec<(&'static str, Vec<String>)> {
         ("--dot", quick(&["--out", never, "--dot", out])),
         (
             "--front-svg",
-            args(&[
-                "optimize",
-                "resnet18",
-                "--fusion",
-                "lbdf",
-                "--hw",
-                "nvdla-small",
-                "--search",
-                "random",
-                "--budget",
-                "5",
-                "--no-reference",
-                "--quiet",
-                "--objective",
-                "edp",
-                "--out",
-                never,
-                "--front-svg",
-                out,
-            ]),
+            args(&with(&FRONT, &["--out", never, "--front-svg", out])),
         ),
         ("--dot", args(&["inspect", "resnet18", "--dot", out])),
         (
@@ -621,29 +620,7 @@ fn an_output_that_is_another_output_is_refused() {
         same("--out", "--dot")
     );
     assert_eq!(
-        fails_within(
-            &[
-                "optimize",
-                "resnet18",
-                "--fusion",
-                "lbdf",
-                "--hw",
-                "nvdla-small",
-                "--search",
-                "random",
-                "--budget",
-                "5",
-                "--no-reference",
-                "--quiet",
-                "--objective",
-                "edp",
-                "--out",
-                s(&x),
-                "--front-svg",
-                s(&x),
-            ],
-            60
-        ),
+        fails_within(&with(&FRONT, &["--out", s(&x), "--front-svg", s(&x)]), 60),
         same("--out", "--front-svg")
     );
     assert_eq!(
