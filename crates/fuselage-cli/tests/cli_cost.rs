@@ -283,3 +283,29 @@ fn bad_input_is_a_clear_error() {
     ]);
     assert!(err.contains("smaller than every single op"), "{err}");
 }
+
+#[test]
+fn a_group_a_path_leaves_and_reenters_is_refused_with_the_node_on_it() {
+    // The max pool feeds layer1.0's convolutions and its skip: {MaxPool, Add} is connected
+    // by the skip, but the path through the convolutions leaves it. It used to be costed
+    // as valid; inside a plan it is a cycle.
+    for cmd in ["cost", "classify"] {
+        let err = fails(&[
+            cmd,
+            "resnet18",
+            "--fusion",
+            "lbdf",
+            "--buffer",
+            "128KiB",
+            "--group",
+            "/maxpool/MaxPool,/layer1/layer1.0/Add",
+        ]);
+        assert_eq!(
+            err.trim(),
+            "error: the group is not convex: `/layer1/layer1.0/conv1/Conv` lies on a path from \
+             `/maxpool/MaxPool` to `/layer1/layer1.0/Add` outside it, so a plan holding it would \
+             have a cycle; add `/layer1/layer1.0/conv1/Conv` or cut the group there",
+            "{cmd}"
+        );
+    }
+}

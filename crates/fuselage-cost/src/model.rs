@@ -129,7 +129,8 @@ pub struct Tiling {
     pub weights_resident: bool,
 }
 
-/// How [`Tiled`](crate::Tiled) runs a group: the tile sizes a compiler would emit, recorded in plan files.
+/// How [`Tiled`](crate::Tiled) runs a group: the tile sizes a compiler would emit, recorded
+/// in plan files.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Schedule {
     /// Slices of the independent axis run one at a time (1: the group is not sliced).

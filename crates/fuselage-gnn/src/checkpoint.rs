@@ -346,7 +346,8 @@ pub fn probe(clf: &GnnClassifier) -> Result<Vec<f32>> {
 /// The metadata of the checkpoint shipped for `kind` over features `set`.
 ///
 /// # Errors
-/// [`GnnError::Parse`] if the shipped file is malformed.
+/// [`GnnError::Parse`] if the shipped file is malformed; [`GnnError::Unlearned`] for
+/// `tiled`, which no classifier learns.
 pub fn shipped_meta(kind: CostKind, set: FeatureSet) -> Result<CheckpointMeta> {
     let (_, json, name) = shipped_files(kind, set)?;
     parse_json(json, name)

@@ -88,6 +88,20 @@ pub enum IrError {
         /// The nodes that are not.
         apart: Vec<String>,
     },
+    /// A group that is not convex: a path leaves it and comes back, so a plan holding it would
+    /// have a cycle between groups (its outside node would have to run both before and
+    /// after it).
+    #[error(
+        "the group is not convex: `{outside}` lies on a path from `{from}` to `{to}` outside it, so a plan holding it would have a cycle; add `{outside}` or cut the group there"
+    )]
+    NotConvex {
+        /// The member the path leaves.
+        from: String,
+        /// The first node outside the group on the path.
+        outside: String,
+        /// The member it comes back to.
+        to: String,
+    },
     /// A node that belongs to two groups of a plan.
     #[error("node `{node}` is in group {first} and in group {second}")]
     Overlap {

@@ -81,7 +81,9 @@ impl Graph {
     ///
     /// # Errors
     /// [`IrError::UnknownNode`] (with the closest names), [`IrError::RepeatedNode`],
-    /// [`IrError::EmptySpec`], [`IrError::ReversedRange`], or a [`Graph::check_group`] error.
+    /// [`IrError::EmptySpec`], [`IrError::ReversedRange`], a [`Graph::check_group`] error, or
+    /// [`IrError::NotConvex`] for a list a path leaves and comes back to (no plan could hold
+    /// it without a cycle between groups).
     ///
     /// # Example
     /// ```
@@ -96,6 +98,16 @@ impl Graph {
     /// assert_eq!(g.parse_group("a, b")?.len(), 2);
     /// assert!(g.parse_group("a,c").is_err()); // not connected
     /// assert!(g.parse_group("c..a").is_err());
+    /// // A skip around `b`: {a, d} is connected by the skip, but the path through `b` leaves it.
+    /// let mut b = GraphBuilder::new("skip");
+    /// let x = b.input("x", TensorShape::nchw(4, 8, 8))?;
+    /// let a = b.node("a", Op::Relu, &[x])?;
+    /// let m = b.node("b", Op::Relu, &[a])?;
+    /// b.node("d", Op::Add, &[m, a])?;
+    /// let g = b.finish()?;
+    /// let err = g.parse_group("a,d").unwrap_err();
+    /// assert!(err.to_string().contains("`b` lies on a path from `a` to `d`"), "{err}");
+    /// assert_eq!(g.parse_group("a,b,d")?.len(), 3);
     /// # Ok::<(), fuselage_ir::IrError>(())
     /// ```
     pub fn parse_group(&self, spec: &str) -> Result<NodeSet> {
@@ -109,7 +121,10 @@ impl Graph {
                     last: last.trim().to_string(),
                 });
             }
-            NodeSet::from_ids(self.len(), self.node_ids().filter(|&v| v >= a && v <= b))
+            // A range of node ids is convex: ids are topological.
+            let set = NodeSet::from_ids(self.len(), self.node_ids().filter(|&v| v >= a && v <= b));
+            self.check_group(&set, 0)?;
+            set
         } else {
             let names: Vec<&str> = spec
                 .split(',')
@@ -119,10 +134,47 @@ impl Graph {
             if names.is_empty() {
                 return Err(IrError::EmptySpec);
             }
-            self.set_of(&names)?
+            let set = self.set_of(&names)?;
+            self.check_group(&set, 0)?;
+            if let Some((from, outside, to)) = self.leaves_and_returns(&set) {
+                return Err(IrError::NotConvex {
+                    from: self.node(from).name.clone(),
+                    outside: self.node(outside).name.clone(),
+                    to: self.node(to).name.clone(),
+                });
+            }
+            set
         };
-        self.check_group(&set, 0)?;
         Ok(set)
+    }
+
+    /// A path that leaves `set` and comes back, if one does: the member it leaves, the
+    /// first node outside on it, and the member it reaches. `O(V + E)`.
+    pub fn leaves_and_returns(&self, set: &NodeSet) -> Option<(NodeId, NodeId, NodeId)> {
+        // Each outside node reached: (the member the path left, the first node outside).
+        let mut origin: Vec<Option<(NodeId, NodeId)>> = vec![None; self.len()];
+        let mut queue = VecDeque::new();
+        for v in set.iter() {
+            for &(c, _) in self.consumers(v) {
+                if !set.contains(c) && origin[c.index()].is_none() {
+                    origin[c.index()] = Some((v, c));
+                    queue.push_back(c);
+                }
+            }
+        }
+        while let Some(u) = queue.pop_front() {
+            let start = origin[u.index()]?;
+            for &(c, _) in self.consumers(u) {
+                if set.contains(c) {
+                    return Some((start.0, start.1, c));
+                }
+                if origin[c.index()].is_none() {
+                    origin[c.index()] = Some(start);
+                    queue.push_back(c);
+                }
+            }
+        }
+        None
     }
 
     /// The nodes of `set` reachable from `start` inside `set`, along edges in either direction.
