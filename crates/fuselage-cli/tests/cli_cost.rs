@@ -309,3 +309,57 @@ fn a_group_a_path_leaves_and_reenters_is_refused_with_the_node_on_it() {
         );
     }
 }
+
+#[test]
+fn a_tiled_plan_re_checks_and_a_forged_schedule_is_refused_naming_its_group() {
+    let plan = tmp("llama-32k-tiled.json");
+    let base = [
+        "llama_3_2_1b",
+        "--seq",
+        "32768",
+        "--fusion",
+        "tiled",
+        "--buffer",
+        "2MiB",
+    ];
+    let out = common::fuselage(
+        &[
+            &["optimize"][..],
+            &base,
+            &["--search", "optimal", "--quiet", "--out"],
+        ]
+        .concat()
+        .into_iter()
+        .chain([plan.to_str().unwrap()])
+        .collect::<Vec<_>>(),
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // As written, every recorded schedule re-checks.
+    let cost = |path: &str| common::fuselage(&[&["cost"][..], &base, &["--plan", path]].concat());
+    assert!(cost(plan.to_str().unwrap()).status.success());
+    // An attention group run as one tile of all 32,768 query rows does not fit 2 MiB.
+    let mut file: Value = serde_json::from_str(&std::fs::read_to_string(&plan).unwrap()).unwrap();
+    let groups = file["groups"].as_array_mut().unwrap();
+    let (index, group) = groups
+        .iter_mut()
+        .enumerate()
+        .find(|(_, g)| g["schedule"]["streamed_operands"] == 2)
+        .unwrap();
+    let first = group["nodes"][0].as_str().unwrap().to_string();
+    group["schedule"]["tiles"] = 1.into();
+    group["schedule"]["tile_rows"] = 32768.into();
+    let forged = tmp("llama-32k-forged.json");
+    std::fs::write(&forged, file.to_string()).unwrap();
+    let err = fails(&[&["cost"][..], &base, &["--plan", forged.to_str().unwrap()]].concat());
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains(&format!(
+            "group {index} (`{first}`): its recorded schedule (1 tiles of 32768 rows"
+        )),
+        "{err}"
+    );
+}
