@@ -32,7 +32,7 @@ pub struct ModelArgs {
 impl ModelArgs {
     pub fn load(&self) -> anyhow::Result<Graph> {
         if let (true, Some(past)) = (self.decode, self.past) {
-            if std::path::Path::new(&self.model).extension().is_some() {
+            if fuselage::is_path(&self.model) {
                 anyhow::bail!(
                     "--decode builds a decode step of a zoo Llama (llama_3_2_1b, tinyllama_1_1b); \
                      {} is a file, and exports with past_key_values do not import yet",

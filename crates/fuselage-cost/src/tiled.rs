@@ -435,50 +435,75 @@ impl Prep {
         }
     }
 
+    /// The slicings a schedule may use: unsliced, and sliced where the group can be.
+    fn slicings(&self) -> &'static [bool] {
+        if self.slices.is_some() {
+            &[false, true]
+        } else {
+            &[false]
+        }
+    }
+
+    /// The tensors read whole through ports no schedule streams, one slice of each: what
+    /// every schedule holds.
+    fn held_bytes(&self) -> u64 {
+        (0..self.held.len())
+            .filter(|&t| self.held[t])
+            .map(|t| self.bytes[t] / self.e[t].max(1))
+            .fold(0, u64::saturating_add)
+    }
+
+    /// What streaming the weights of `members` keeps at least: a contraction that streams
+    /// them runs at most [`MAX_WEIGHT_TILES`] tiles, so its input (it opens a block) or its
+    /// output (it sums one) keeps that share of its rows, one slice of them. Each member's
+    /// share is capped by `cap`, and counted only where its two tensors are neither held
+    /// whole nor counted for another member.
+    fn kept_by_streaming(
+        &self,
+        v: &View,
+        members: impl Iterator<Item = usize>,
+        cap: impl Fn(usize) -> u64,
+    ) -> u64 {
+        let part = |t: usize| {
+            let info = v.tensors[t];
+            info.h.div_ceil(MAX_WEIGHT_TILES).saturating_mul(info.row) / self.e[t].max(1)
+        };
+        let mut counted: Vec<usize> = Vec::new();
+        let mut kept = 0u64;
+        for i in members {
+            let Some(a) = v.ports_of(i).first().map(|q| q.tensor as usize) else {
+                continue;
+            };
+            let taken = |t: usize| self.held[t] || counted.contains(&t);
+            if !self.members[i].linear || self.weights[i] == 0 || a == i || taken(a) || taken(i) {
+                continue;
+            }
+            kept = kept.saturating_add(part(a).min(part(i)).min(cap(i)));
+            counted.extend([a, i]);
+        }
+        kept
+    }
+
     /// What every schedule of this group, and of any group containing it, keeps on chip (see
-    /// [`Tiled`]'s `buffer_floor`).
+    /// [`Tiled`]'s `buffer_floor`): the held tensors, the weights of non-contractions, and
+    /// for each contraction the least of its weights and what streaming them keeps (unified
+    /// buffers only: the two sides of that choice live in different split buffers).
     fn floor(&self, v: &View, config: &CostConfig) -> OnChipBytes {
-        let p = self;
-        {
-            let weights = p
-                .members
-                .iter()
-                .zip(&p.weights)
-                .filter(|(m, _)| !m.linear && m.row_constant == 0)
-                .map(|(_, &w)| w)
-                .fold(0, u64::saturating_add);
-            let mut activations = (0..v.tensors.len())
-                .filter(|&t| p.held[t])
-                .map(|t| p.bytes[t] / p.e[t].max(1))
-                .fold(0, u64::saturating_add);
-            // A contraction with weights either keeps them, or streams them in at most
-            // MAX_WEIGHT_TILES tiles: then its input (it opens a block) or its output (it
-            // sums one) keeps at least 1/MAX_WEIGHT_TILES of its rows, one slice of them.
-            // Counted for contractions whose two tensors no other term counts (unified
-            // buffers only: the two sides of the choice live in different split buffers).
-            if matches!(config.buffer(), crate::config::OnChipBuffer::Unified { .. }) {
-                let mut counted = p.held.clone();
-                let part = |t: usize| {
-                    let info = v.tensors[t];
-                    info.h.div_ceil(MAX_WEIGHT_TILES).saturating_mul(info.row) / p.e[t].max(1)
-                };
-                for (i, mem) in p.members.iter().enumerate() {
-                    let Some(a) = v.ports_of(i).first().map(|q| q.tensor as usize) else {
-                        continue;
-                    };
-                    if !mem.linear || p.weights[i] == 0 || counted[a] || counted[i] || a == i {
-                        continue;
-                    }
-                    let forced = part(a).min(part(i)).min(p.weights[i]);
-                    activations = activations.saturating_add(forced);
-                    counted[a] = true;
-                    counted[i] = true;
-                }
-            }
-            OnChipBytes {
-                weights,
-                activations,
-            }
+        let weights = self
+            .members
+            .iter()
+            .zip(&self.weights)
+            .filter(|(m, _)| !m.linear && m.row_constant == 0)
+            .map(|(_, &w)| w)
+            .fold(0, u64::saturating_add);
+        let mut activations = self.held_bytes();
+        if matches!(config.buffer(), crate::config::OnChipBuffer::Unified { .. }) {
+            let kept = self.kept_by_streaming(v, 0..self.members.len(), |i| self.weights[i]);
+            activations = activations.saturating_add(kept);
+        }
+        OnChipBytes {
+            weights,
+            activations,
         }
     }
 
@@ -522,11 +547,7 @@ impl Prep {
         let io = v.io_bytes();
         let floor = io.0 + io.1 + v.weight_bytes;
         let h_max = v.h_max();
-        let slicings: &[bool] = if self.slices.is_some() {
-            &[false, true]
-        } else {
-            &[false]
-        };
+        let slicings = self.slicings();
         let mut least: Option<OnChipBytes> = None;
         let mut keep_least = |c: OnChipBytes| {
             if least.is_none_or(|l| c.total() < l.total()) {
@@ -558,10 +579,7 @@ impl Prep {
         }
         // What every schedule keeps whatever streams: tensors read whole through ports that
         // do not stream (one slice of each at best), and the weights of non-contractions.
-        let held: u64 = (0..v.tensors.len())
-            .filter(|&t| self.held[t])
-            .map(|t| self.bytes[t] / self.e[t].max(1))
-            .sum();
+        let held = self.held_bytes();
         let resident: u64 = self.weights.iter().sum::<u64>()
             - self
                 .members
@@ -587,31 +605,16 @@ impl Prep {
                     Operand::Right(_) => 0,
                 })
                 .sum();
-            // A member that streams weights runs at most MAX_WEIGHT_TILES tiles, keeping at
-            // least that share of its input's rows or of its output's (see `buffer_floor`).
-            let mut forced = 0u64;
-            let mut counted: Vec<usize> = Vec::new();
-            for (b, o) in self.operands.iter().enumerate() {
-                let Operand::Weights(i) = *o else { continue };
-                let Some(a) = v.ports_of(i).first().map(|q| q.tensor as usize) else {
-                    continue;
-                };
-                if mask >> b & 1 == 0
-                    || a == i
-                    || self.held[a]
-                    || self.held[i]
-                    || counted.contains(&a)
-                    || counted.contains(&i)
-                {
-                    continue;
-                }
-                let part = |t: usize| {
-                    let info = v.tensors[t];
-                    info.h.div_ceil(MAX_WEIGHT_TILES).saturating_mul(info.row) / self.e[t].max(1)
-                };
-                forced = forced.saturating_add(part(a).min(part(i)));
-                counted.extend([a, i]);
-            }
+            // What the members that stream weights keep at least (see `buffer_floor`).
+            let streaming = self
+                .operands
+                .iter()
+                .enumerate()
+                .filter_map(|(b, o)| match *o {
+                    Operand::Weights(i) if mask >> b & 1 == 1 => Some(i),
+                    _ => None,
+                });
+            let forced = self.kept_by_streaming(v, streaming, |_| u64::MAX);
             if !config.fits(resident - streamed, held.saturating_add(forced)) {
                 continue;
             }
@@ -707,11 +710,7 @@ impl Prep {
     /// The least on-chip need of any schedule of the space (without reading anything again
     /// when `no_reread`): the line buffer, or each subset at its fewest rows.
     fn least(&self, v: &mut View, no_reread: bool) -> OnChipBytes {
-        let slicings: &[bool] = if self.slices.is_some() {
-            &[false, true]
-        } else {
-            &[false]
-        };
+        let slicings = self.slicings();
         let h_max = v.h_max();
         let mut least = u64::MAX;
         let mut out = OnChipBytes::default();
