@@ -73,6 +73,6 @@ pub use model::{
 pub use plan::{PlanProblem, PlanReport, evaluate_plan, layer_by_layer, unfusable_nodes};
 pub use planfile::{GroupEntry, PlanDiff, PlanFile};
 pub use sim::{BufferSimulator, Simulation};
-pub use tiled::{EXACT_OPERANDS, MAX_WEIGHT_TILES, Tiled};
+pub use tiled::{EXACT_OPERANDS, MAX_WEIGHT_TILES, Tiled, TiledSimulator};
 pub use tiles::TileFloor;
 pub use whole::WholeTensor;

@@ -329,14 +329,14 @@ impl<'a> Sim<'a> {
 /// The step at which a row is due: row `r` of a tensor with rate `a` and offset `hi` is the
 /// newest needed row at step `(r − hi)/a`, kept as an exact fraction.
 #[derive(Copy, Clone, Debug)]
-struct Due {
+pub(crate) struct Due {
     num: i128,
     /// Positive.
     den: i128,
 }
 
 impl Due {
-    fn of(r: u64, hi: i64, rate: i64) -> Due {
+    pub(crate) fn of(r: u64, hi: i64, rate: i64) -> Due {
         // |r − hi| < 2^64 and 1 ≤ rate < 2^63, so cross products stay below 2^127.
         Due {
             num: i128::from(r) - i128::from(hi),
