@@ -21,8 +21,8 @@ pub struct ModelArgs {
     #[arg(long, value_name = "TOKENS", value_parser = clap::value_parser!(u64).range(1..=1_048_576))]
     pub seq: Option<u64>,
     /// One decode step: one new token against a key-value cache of --past tokens per layer,
-    /// of a zoo Llama (llama_3_2_1b, tinyllama_1_1b) or of an ONNX export with
-    /// past_key_values.* inputs.
+    /// of a zoo decoder (llama_3_2_1b, tinyllama_1_1b, gpt2, gpt2_l4_h256) or of an ONNX
+    /// export with past_key_values.* inputs.
     #[arg(long, requires = "past", conflicts_with_all = ["seq", "resolution"])]
     pub decode: bool,
     /// Tokens already in the key-value cache of a decode step, 1 to 1048576 (with --decode).

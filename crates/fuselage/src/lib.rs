@@ -167,7 +167,7 @@ pub fn load_model_sized(
 /// One decode step of `spec` against a key-value cache of `past` tokens per layer: an ONNX
 /// export with `past_key_values.*` inputs when [`is_path`] says so
 /// ([`Importer::with_past`](fuselage_onnx::Importer::with_past) binds its shapes: feature
-/// `onnx`), else a zoo decoder ([`fuselage_zoo::build_decode`]: the Llama presets).
+/// `onnx`), else a zoo decoder ([`fuselage_zoo::build_decode`]: the Llama presets and GPT-2).
 ///
 /// # Errors
 /// As [`load_model`]; a file whose cache does not take `past` is refused naming its input.
