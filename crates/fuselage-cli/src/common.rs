@@ -20,8 +20,9 @@ pub struct ModelArgs {
     /// preset's own).
     #[arg(long, value_name = "TOKENS", value_parser = clap::value_parser!(u64).range(1..=1_048_576))]
     pub seq: Option<u64>,
-    /// One decode step of a zoo Llama (llama_3_2_1b, tinyllama_1_1b): one new token against
-    /// a key-value cache of --past tokens per layer.
+    /// One decode step: one new token against a key-value cache of --past tokens per layer,
+    /// of a zoo decoder (llama_3_2_1b, tinyllama_1_1b, gpt2, gpt2_l4_h256) or of an ONNX
+    /// export with past_key_values.* inputs.
     #[arg(long, requires = "past", conflicts_with_all = ["seq", "resolution"])]
     pub decode: bool,
     /// Tokens already in the key-value cache of a decode step, 1 to 1048576 (with --decode).
@@ -32,14 +33,7 @@ pub struct ModelArgs {
 impl ModelArgs {
     pub fn load(&self) -> anyhow::Result<Graph> {
         if let (true, Some(past)) = (self.decode, self.past) {
-            if fuselage::is_path(&self.model) {
-                anyhow::bail!(
-                    "--decode builds a decode step of a zoo Llama (llama_3_2_1b, tinyllama_1_1b); \
-                     {} is a file, and exports with past_key_values do not import yet",
-                    self.model
-                );
-            }
-            return Ok(fuselage::zoo::build_decode(&self.model, past)?);
+            return Ok(fuselage::load_decode(&self.model, past)?);
         }
         Ok(fuselage::load_model_sized(
             &self.model,

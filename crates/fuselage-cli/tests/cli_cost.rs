@@ -363,3 +363,43 @@ fn a_tiled_plan_re_checks_and_a_forged_schedule_is_refused_naming_its_group() {
         "{err}"
     );
 }
+
+#[test]
+fn a_gpt2_decode_step_plans_at_its_weights_cache_and_four_cuts() {
+    // One token of GPT-2 (124M) against 1,024 cached tokens per layer, exact under tiled.
+    let plan = tmp("gpt2-decode-tiled.json");
+    let base = [
+        "gpt2", "--decode", "--past", "1024", "--fusion", "tiled", "--buffer", "2MiB",
+    ];
+    let args: Vec<&str> = [
+        &["optimize"][..],
+        &base,
+        &["--search", "optimal", "--quiet"],
+    ]
+    .concat()
+    .into_iter()
+    .chain(["--out", plan.to_str().unwrap()])
+    .collect();
+    let out = fuselage(&args);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&plan).unwrap()).unwrap();
+    assert_eq!(v["optimal_proven"], true);
+    // Every plan moves the weights (123,654,228), the cache (12 layers × a key and a value of
+    // 12·1,024·64 = 18,874,368), the token id in, the hidden state out and each layer's new
+    // key and value (1 + 768 + 24·768): 142,547,797, the lower bound.
+    assert_eq!(v["lower_bound_bytes"], 142_547_797u64);
+    // The optimum cuts the token id once (written and read: 2 bytes) and the 768-wide hidden
+    // state four times (4 × 2 × 768).
+    assert_eq!(v["dram_bytes"], 142_547_797u64 + 2 + 4 * 2 * 768);
+    // It re-checks.
+    let cost = fuselage(&[&["cost"][..], &base, &["--plan", plan.to_str().unwrap()]].concat());
+    assert!(
+        cost.status.success(),
+        "{}",
+        String::from_utf8_lossy(&cost.stderr)
+    );
+}

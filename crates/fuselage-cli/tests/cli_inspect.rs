@@ -134,3 +134,33 @@ fn nodes_lists_every_name_op_and_shape() {
     let v: serde_json::Value = serde_json::from_slice(&plain.stdout).unwrap();
     assert!(v.get("node_list").is_none());
 }
+
+/// A transformers export of a Llama decode step whose cache length is symbolic (see
+/// crates/fuselage-onnx/tests/fixtures/README.md): `--decode --past N` binds it, and without
+/// them it is refused in one line.
+#[test]
+fn a_decode_export_imports_with_decode_past() {
+    let file = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../fuselage-onnx/tests/fixtures/llama_decode_dynamic.onnx"
+    );
+    let out = fuselage(&["inspect", file, "--decode", "--past", "40", "--json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["nodes"], 154);
+    assert_eq!(v["inputs"][0], serde_json::json!(["input_ids", [1, 1]]));
+    assert_eq!(
+        v["inputs"][5],
+        serde_json::json!(["past_key_values.1.value", [1, 2, 40, 16]])
+    );
+    let out = fuselage(&["inspect", file]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        stderr(&out),
+        format!(
+            "error: {file}: the key-value cache input `past_key_values.0.key` has a symbolic \
+             past length `past_sequence_length`: give the tokens already in the cache \
+             (--decode --past N; Importer::with_past)\n"
+        )
+    );
+}

@@ -301,8 +301,10 @@ impl Graph {
         m
     }
 
-    /// Checks that every node's recorded shape is what its op computes from its inputs, and
-    /// that ops whose shape the IR cannot compute keep their element count where they must.
+    /// Checks that every node's recorded shape is what its op computes from its inputs (for a
+    /// broadcasting element-wise op, widened by its constant operands where they can:
+    /// [`Op::widened_by_constants`]), and that ops whose shape the IR cannot compute keep their
+    /// element count where they must.
     ///
     /// # Errors
     /// [`IrError::ShapeMismatch`] or [`IrError::BadNode`] naming the first offending node.
@@ -311,7 +313,9 @@ impl Graph {
             let ins: Vec<&TensorShape> = n.inputs.iter().map(|&s| self.shape_of(s)).collect();
             match n.op.infer_shape(&ins) {
                 Err(reason) => return Err(bad_node(n, reason)),
-                Ok(Some(s)) if s != n.shape => {
+                Ok(Some(s))
+                    if s != n.shape && !n.op.widened_by_constants(&s, &n.shape, n.weights) =>
+                {
                     return Err(IrError::ShapeMismatch {
                         node: n.name.clone(),
                         op: n.op.kind().name().to_string(),
@@ -708,6 +712,42 @@ pub(crate) mod tests {
             .node_with("r", Op::Relu, &[x], TensorShape::nchw(8, 16, 16), u64::MAX)
             .unwrap_err();
         assert!(matches!(err, IrError::AbsurdSize { ref what, .. } if what == "weights"));
+    }
+
+    #[test]
+    fn a_constant_operand_may_widen_a_broadcast_and_no_more() {
+        // Rotary frequencies: position ids [1, 1, 1] times inv_freq [8].
+        let build = |shape: Vec<u64>, weights: u64| {
+            let mut b = GraphBuilder::new("rotary");
+            let ids = b
+                .input("position_ids", TensorShape::new(vec![1, 1, 1]))
+                .unwrap();
+            b.node_with(
+                "/rotary_emb/Mul",
+                Op::Mul,
+                &[ids],
+                TensorShape::new(shape),
+                weights,
+            )
+            .unwrap();
+            b.finish().unwrap().check_shapes()
+        };
+        build(vec![1, 1, 8], 8).unwrap();
+        // A constant of rank 4 adds a leading axis.
+        build(vec![2, 1, 1, 8], 16).unwrap();
+        // 4 elements cannot make 8 frequencies; [1, 2, 8] is no broadcast of [1, 1, 1] by 8.
+        let err = build(vec![1, 1, 8], 4).unwrap_err().to_string();
+        assert_eq!(
+            err,
+            "node `/rotary_emb/Mul` (Mul): recorded shape [1, 1, 8] but its inputs imply [1, 1, 1]"
+        );
+        assert!(build(vec![1, 2, 8], 8).is_err());
+        // A unary op has no constant to widen it.
+        let mut b = GraphBuilder::new("relu");
+        let x = b.input("x", TensorShape::new(vec![1, 1, 1])).unwrap();
+        b.node_with("r", Op::Relu, &[x], TensorShape::new(vec![1, 1, 8]), 8)
+            .unwrap();
+        assert!(b.finish().unwrap().check_shapes().is_err());
     }
 
     #[test]

@@ -708,7 +708,9 @@ impl Op {
     /// The output shape for these input shapes.
     ///
     /// Returns `Ok(None)` for ops whose output shape depends on constant inputs the IR does not
-    /// keep (`MatMul` with a weight, `Reshape`, `Resize`): such nodes record their shape.
+    /// keep (`MatMul` with a weight, `Reshape`, `Resize`): such nodes record their shape. A
+    /// broadcasting element-wise op gets its data inputs' broadcast, which a constant operand
+    /// may widen ([`Op::widened_by_constants`]).
     ///
     /// # Errors
     /// A message saying why the inputs do not fit the op.
@@ -971,6 +973,51 @@ impl Op {
             }
         };
         Ok(Some(shape))
+    }
+
+    /// Whether `recorded` is what this broadcasting element-wise op (Add, Sub, Mul, Div, or an
+    /// [`Op::Elementwise`]) gives when its constant operands, `weights` elements in all, widen
+    /// its data inputs' broadcast `inferred` ([`Op::infer_shape`]). The IR keeps a constant
+    /// operand's element count, not its shape, so the rule asks what a constant could do:
+    /// `inferred` must broadcast to `recorded` (it grows only where an axis of `inferred` is 1
+    /// or missing), and the constants must hold at least the product of the axes it grows
+    /// along. Rotary embeddings need this: `position_ids[..., None] · inv_freq` is
+    /// `[1, 1, 1] · [32] = [1, 1, 32]` when the position ids are a `[1, 1]` graph input.
+    ///
+    /// # Example
+    /// ```
+    /// use fuselage_ir::{Op, TensorShape};
+    /// let ids = TensorShape::new(vec![1, 1, 1]);
+    /// let freqs = TensorShape::new(vec![1, 1, 32]);
+    /// assert!(Op::Mul.widened_by_constants(&ids, &freqs, 32));
+    /// // 16 constant elements cannot widen an axis to 32; ReLU has no constant operand.
+    /// assert!(!Op::Mul.widened_by_constants(&ids, &freqs, 16));
+    /// assert!(!Op::Relu.widened_by_constants(&ids, &freqs, 32));
+    /// ```
+    pub fn widened_by_constants(
+        &self,
+        inferred: &TensorShape,
+        recorded: &TensorShape,
+        weights: u64,
+    ) -> bool {
+        let broadcasting = matches!(
+            self,
+            Op::Add | Op::Sub | Op::Mul | Op::Div | Op::Elementwise { .. }
+        );
+        if !broadcasting || broadcast(inferred, recorded).as_ref() != Some(recorded) {
+            return false;
+        }
+        let extra = recorded.rank() - inferred.rank();
+        recorded
+            .0
+            .iter()
+            .enumerate()
+            .map(|(i, &d)| {
+                let before = i.checked_sub(extra).map_or(1, |j| inferred.0[j]);
+                if before == d { 1 } else { d }
+            })
+            .try_fold(1u64, u64::checked_mul)
+            .is_some_and(|need| weights >= need)
     }
 
     /// The weight elements (bias included) the op carries by default for this input shape, as

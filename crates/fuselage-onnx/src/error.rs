@@ -77,6 +77,16 @@ pub enum OnnxError {
         /// tract's error chain.
         reason: String,
     },
+    /// The key-value cache inputs (`past_key_values.*`) and the past length disagree: a cache
+    /// of symbolic length without one, one for a model without a cache, or a cache whose length
+    /// the file fixes otherwise ([`Importer::with_past`](crate::Importer::with_past)).
+    #[error("{}: {reason}", .path.display())]
+    Past {
+        /// The file.
+        path: PathBuf,
+        /// What disagrees, naming the input.
+        reason: String,
+    },
     /// The imported graph fails the IR's own checks.
     #[error("{}: {}", .path.display(), one_line(&.error.to_string()))]
     Ir {

@@ -83,6 +83,8 @@ pub const MAX_FILE_BYTES: u64 = 2 << 30;
 pub struct Importer {
     input_shapes: HashMap<String, Vec<u64>>,
     max_file_bytes: u64,
+    /// Tokens in the key-value cache of a decode step (`with_past`).
+    past: Option<u64>,
 }
 
 impl Default for Importer {
@@ -90,6 +92,7 @@ impl Default for Importer {
         Importer {
             input_shapes: HashMap::new(),
             max_file_bytes: MAX_FILE_BYTES,
+            past: None,
         }
     }
 }
@@ -182,6 +185,16 @@ impl Importer {
     /// Fixes the shape of graph input `name` (for files with a symbolic batch or resolution).
     pub fn with_input_shape(mut self, name: impl Into<String>, dims: Vec<u64>) -> Self {
         self.input_shapes.insert(name.into(), dims);
+        self
+    }
+
+    /// Imports the file as one decode step against a key-value cache of `past` tokens: its
+    /// `past_key_values.*` inputs become `[1, kv_heads, past, head_dim]`, its other inputs one
+    /// new token (the module `decode.rs` has the rules). Without it, a file whose cache has a
+    /// symbolic length is refused in one line ([`OnnxError::Past`]). Shapes given with
+    /// [`Importer::with_input_shape`] take precedence.
+    pub fn with_past(mut self, past: u64) -> Self {
+        self.past = Some(past);
         self
     }
 
@@ -402,7 +415,11 @@ impl Importer {
             )));
         }
         let mut model = parsed.model;
-        for (name, dims) in &self.input_shapes {
+        let mut shapes: HashMap<String, Vec<u64>> = crate::decode::bind(cx.path, graph, self.past)?
+            .into_iter()
+            .collect();
+        shapes.extend(self.input_shapes.clone());
+        for (name, dims) in &shapes {
             let pos = graph
                 .input
                 .iter()

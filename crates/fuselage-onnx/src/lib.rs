@@ -15,6 +15,7 @@
 // No panic on a path user input can reach: each remaining expect names its invariant.
 #![deny(clippy::unwrap_used, clippy::expect_used)]
 
+mod decode;
 mod error;
 pub mod import;
 pub mod metadata;

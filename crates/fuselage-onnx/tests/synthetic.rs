@@ -124,3 +124,54 @@ fn shape_arithmetic_folds_and_onnx_ops_survive() {
     assert_eq!(g.macs(), 8 * 16 * 16 * 27 + 1024 * 8 * 4);
     assert!(g.check_shapes().is_ok());
 }
+
+/// The rotary frequencies of a decode step, as transformers' `LlamaRotaryEmbedding` exports
+/// them when the position ids are a `[1, 1]` graph input:
+/// `position_ids[..., None] · inv_freq`, a `[1, 1, 1]` tensor times a constant `[8]`. The
+/// constant widens the product to `[1, 1, 8]`; the import used to refuse it ("recorded shape
+/// [1, 1, 8] but its inputs imply [1, 1, 1]").
+#[test]
+fn a_constant_operand_widens_a_broadcast() {
+    let bytes = Model::default()
+        .input("position_ids", &[1, 1])
+        .ints("last", &[-1])
+        .weight("inv_freq", &[8])
+        .weight("scale", &[])
+        .node(
+            "/rotary_emb/Unsqueeze",
+            "Unsqueeze",
+            &["position_ids", "last"],
+            &[],
+        )
+        .node(
+            "/rotary_emb/Mul",
+            "Mul",
+            &["/rotary_emb/Unsqueeze", "inv_freq"],
+            &[],
+        )
+        .node(
+            "/rotary_emb/Concat",
+            "Concat",
+            &["/rotary_emb/Mul", "/rotary_emb/Mul"],
+            &[("axis", A::Int(-1))],
+        )
+        .node("/rotary_emb/Cos", "Cos", &["/rotary_emb/Concat"], &[])
+        .node(
+            "/rotary_emb/Mul_1",
+            "Mul",
+            &["/rotary_emb/Cos", "scale"],
+            &[],
+        )
+        .output("/rotary_emb/Mul_1")
+        .encode();
+    let g = import_bytes(&bytes, "rotary.onnx").unwrap();
+    let node = |name: &str| g.node(g.id_of(name).unwrap());
+    assert_eq!(node("/rotary_emb/Unsqueeze").shape.0, vec![1, 1, 1]);
+    assert_eq!(node("/rotary_emb/Mul").shape.0, vec![1, 1, 8]);
+    assert_eq!(node("/rotary_emb/Mul").weights, 8);
+    assert_eq!(node("/rotary_emb/Concat").shape.0, vec![1, 1, 16]);
+    // A scalar constant widens nothing.
+    assert_eq!(node("/rotary_emb/Mul_1").shape.0, vec![1, 1, 16]);
+    assert_eq!(node("/rotary_emb/Mul_1").weights, 1);
+    assert!(g.check_shapes().is_ok());
+}

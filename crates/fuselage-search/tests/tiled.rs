@@ -202,3 +202,25 @@ fn a_llama_decode_step_moves_its_weights_its_kv_cache_and_little_else() {
     );
     assert!(!Lbdf::new(cfg).evaluate(&g, &group).unwrap().valid);
 }
+
+#[test]
+fn a_gpt2_decode_step_must_move_its_weights_and_its_kv_cache() {
+    // One token against 1,024 cached tokens per layer: 12 layers, 12 heads of 64.
+    let past = 1024;
+    let g = fuselage_zoo::build_decode("gpt2", past).unwrap();
+    let tiled = Tiled::new(CostConfig::kib(2048).unwrap());
+    let model = Cached::new(&tiled);
+    let splitter = RandomSplitter::new(&model);
+    let p = Problem::new(&g, &model, &splitter).unwrap();
+    // The weights (the 124M model with one position row, and the export's scalars), the
+    // cache (a key and a value per layer, [1, 12, 1024, 64] each), the token id, the hidden
+    // state out and each layer's new key and value.
+    let (layers, d) = (12u64, 768u64);
+    let weights = 124_439_808 - 1023 * d + layers * 7;
+    let cache = layers * 2 * 12 * past * 64;
+    let io = 1 + d + layers * 2 * d;
+    assert_eq!(g.params(), weights);
+    assert_eq!(cache, 18_874_368);
+    assert_eq!(p.lower_bound(), weights + cache + io);
+    assert_eq!(p.lower_bound(), 142_547_797);
+}

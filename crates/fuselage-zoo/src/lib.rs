@@ -268,37 +268,47 @@ pub fn build_llama(name: &str, c: &LlamaConfig) -> Result<Graph> {
     transformer::llama(name, c)
 }
 
-/// One decode step of a Llama preset (`llama_3_2_1b`, `tinyllama_1_1b`): one new token
-/// against a key-value cache of `past` tokens per layer, given as the graph inputs
-/// `past_key_values.{i}.key` and `.value`; the outputs are the last hidden state and the
-/// keys and values the step appends to the cache. Grouped-query attention as the preset has
-/// it (Llama 3.2 1B: 32 query heads over 8 key-value heads).
+/// The zoo's decoders, which [`build_decode`] builds a decode step of.
+pub const DECODE_NAMES: [&str; 4] = ["llama_3_2_1b", "tinyllama_1_1b", "gpt2", "gpt2_l4_h256"];
+
+/// One decode step of a decoder preset ([`DECODE_NAMES`]: the Llama presets and GPT-2): one
+/// new token against a key-value cache of `past` tokens per layer, given as the graph inputs
+/// `past_key_values.{i}.key` and `.value` (`[1, kv_heads, past, head_dim]`); the outputs are
+/// the last hidden state and the keys and values the step appends to the cache.
+/// Grouped-query attention as the preset has it (Llama 3.2 1B: 32 query heads over 8
+/// key-value heads; GPT-2 has a key and value head per query head).
 ///
 /// # Errors
-/// [`ZooError::UnknownModel`] for a name that is not a Llama preset; [`ZooError::BadConfig`]
-/// for `past` of 0 or above [`MAX_SEQ`].
+/// [`ZooError::UnknownModel`] for a name that is not a decoder preset;
+/// [`ZooError::BadConfig`] for `past` of 0 or above [`MAX_SEQ`].
 ///
 /// # Example
 /// ```
 /// let g = fuselage_zoo::build_decode("llama_3_2_1b", 4096)?;
 /// assert_eq!(g.inputs().len(), 1 + 2 * 16);
 /// assert_eq!(g.outputs().len(), 1 + 2 * 16);
+/// let g = fuselage_zoo::build_decode("gpt2", 1024)?;
+/// assert_eq!(g.inputs()[1].shape.0, vec![1, 12, 1024, 64]);
 /// # Ok::<(), fuselage_zoo::ZooError>(())
 /// ```
 pub fn build_decode(name: &str, past: u64) -> Result<Graph> {
-    let Some(c) = llama_config(name) else {
+    if !DECODE_NAMES.contains(&name) {
         return Err(ZooError::UnknownModel {
             name: name.to_string(),
-            valid: vec!["llama_3_2_1b", "tinyllama_1_1b"],
+            valid: DECODE_NAMES.to_vec(),
         });
-    };
+    }
     if past == 0 || past > MAX_SEQ {
         return Err(ZooError::BadConfig {
             name: name.to_string(),
             reason: format!("a key-value cache holds 1 to {MAX_SEQ} tokens, not {past}"),
         });
     }
-    transformer::llama_decode(name, &c, past)
+    if let Some(c) = llama_config(name) {
+        return transformer::llama_decode(name, &c, past);
+    }
+    let c = text_config(name).ok_or_else(|| unknown(name))?;
+    transformer::gpt2_decode(name, &c, past)
 }
 
 /// Builds a BERT encoder (`bert*` names) or a GPT-2 decoder (any other name) of shape `c`.

@@ -163,10 +163,26 @@ fn conv1d(n: &mut Nodes, s: &str, x: Source, l: u64, out: u64) -> Result<Source>
 /// A GPT-2 decoder (`GPT2Model`), token ids `[1, L]` in, the last hidden state out. At 12
 /// layers, width 768, 12 heads and vocabulary 50,257 it is the 124M model.
 pub(crate) fn gpt2(name: &str, c: &TextConfig) -> Result<Graph> {
+    gpt2_with(name, c, None)
+}
+
+/// One decode step of a GPT-2 decoder: one new token (`c.seq` is ignored) against a key-value
+/// cache of `past` tokens per layer, the graph inputs `past_key_values.{i}.key` and `.value`
+/// (`[1, heads, past, head_dim]`). Each layer concatenates the cache and its new key and value
+/// along the tokens (the `Concat` and `Concat_1` that hold the empty cache in the full
+/// sequence) and attends over all `past + 1`: one query sees every key, so there is no mask.
+/// The position embedding is the one row of the new token's position. The graph outputs are
+/// the last hidden state and each layer's new key and value (`[1, heads, 1, head_dim]`).
+pub(crate) fn gpt2_decode(name: &str, c: &TextConfig, past: u64) -> Result<Graph> {
+    gpt2_with(name, &TextConfig { seq: 1, ..*c }, Some(past))
+}
+
+fn gpt2_with(name: &str, c: &TextConfig, past: Option<u64>) -> Result<Graph> {
     check_heads(name, c.hidden, c.heads)?;
     let (l, d, h) = (c.seq, c.hidden, c.heads);
     let hd = d / h;
     let mut n = Nodes::new(name);
+    let mut appended = Vec::new();
     let ids = n.b.input("input_ids", t(&[1, l]))?;
     let ids = n.reshape("/m/Reshape".into(), ids, &[1, l])?;
     let table = GatherIndex::Table {
@@ -180,7 +196,7 @@ pub(crate) fn gpt2(name: &str, c: &TextConfig) -> Result<Graph> {
         },
         &[ids],
     )?;
-    // The position embedding, folded to a constant `[1, L, D]`.
+    // The position embedding, folded to a constant `[1, L, D]` (one row in a decode step).
     let mut x = n.with("/m/Add", Op::Add, &[x], l * d)?;
     for i in 0..c.layers {
         let s = format!("/m/h.{i}");
@@ -203,15 +219,33 @@ pub(crate) fn gpt2(name: &str, c: &TextConfig) -> Result<Graph> {
         let k = heads(&mut n, parts[1], "Reshape", "Transpose")?;
         let v = heads(&mut n, parts[2], "Reshape_1", "Transpose_1")?;
         let q = heads(&mut n, parts[0], "Reshape_2", "Transpose_2")?;
-        // The (empty) key and value caches are concatenated along the tokens.
-        let k = n.op(format!("{a}/Concat"), Op::concat(2), &[k])?;
-        let v = n.op(format!("{a}/Concat_1"), Op::concat(2), &[v])?;
+        // The key and value caches (empty for the full sequence) and the new keys and values
+        // are concatenated along the tokens.
+        let mut grown = Vec::new();
+        for (new, what, suffix) in [(k, "key", ""), (v, "value", "_1")] {
+            let ins = match past {
+                Some(p) => {
+                    appended.push(new);
+                    let cache =
+                        n.b.input(format!("past_key_values.{i}.{what}"), t(&[1, h, p, hd]))?;
+                    vec![cache, new]
+                }
+                None => vec![new],
+            };
+            grown.push(n.op(format!("{a}/Concat{suffix}"), Op::concat(2), &ins)?);
+        }
+        let (k, v) = (grown[0], grown[1]);
         let kt = n.transpose(format!("{a}/Transpose_3"), k, &[0, 1, 3, 2])?;
         let q = n.with(format!("{a}/Mul"), Op::Mul, &[q], 1)?;
         let kt = n.with(format!("{a}/Mul_1"), Op::Mul, &[kt], 1)?;
         let scores = n.matmul(format!("{a}/MatMul"), q, kt)?;
-        // The causal mask, folded to an `L×L` bias.
-        let scores = n.with(format!("{a}/Add"), Op::Add, &[scores], l * l)?;
+        // The causal mask, folded to an `L×L` bias (one query of a decode step sees every
+        // key: no mask).
+        let scores = if past.is_none() {
+            n.with(format!("{a}/Add"), Op::Add, &[scores], l * l)?
+        } else {
+            scores
+        };
         let p = n.softmax(format!("{a}/Softmax"), scores)?;
         let ctx = n.matmul(format!("{a}/MatMul_1"), p, v)?;
         let ctx = n.reshape(format!("{a}/Reshape_3"), ctx, &[1, h, l, hd])?;
@@ -236,7 +270,13 @@ pub(crate) fn gpt2(name: &str, c: &TextConfig) -> Result<Graph> {
         x = n.op(format!("{s}/Add_1"), Op::Add, &[r, o])?;
     }
     let x = n.layer_norm("/m/ln_f", x)?;
-    n.reshape("/m/Reshape_1".into(), x, &[1, l, d])?;
+    let out = n.reshape("/m/Reshape_1".into(), x, &[1, l, d])?;
+    if past.is_some() {
+        n.b.output(out);
+        for t in appended {
+            n.b.output(t);
+        }
+    }
     Ok(n.b.finish()?)
 }
 

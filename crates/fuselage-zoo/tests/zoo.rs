@@ -158,3 +158,71 @@ fn unknown_names_list_the_valid_ones() {
     assert!(build_at("alexnet", 224).is_err());
     assert_eq!(default_resolution("alexnet"), None);
 }
+
+/// One decode step of GPT-2 (124M) against 1,024 cached tokens: per layer a key and a value
+/// cache `[1, 12, 1024, 64]` in, one new token, attention over 1,025 keys, and the new key
+/// and value out.
+#[test]
+fn a_gpt2_decode_step_has_a_cache_per_layer_and_one_new_token() {
+    let past = 1024;
+    let g = fuselage_zoo::build_decode("gpt2", past).unwrap();
+    g.check_shapes().unwrap();
+    let (layers, d, h, hd) = (12u64, 768u64, 12u64, 64u64);
+    assert_eq!(g.inputs().len() as u64, 1 + 2 * layers);
+    assert_eq!(g.inputs()[0].name, "input_ids");
+    assert_eq!(g.inputs()[0].shape.0, vec![1, 1]);
+    for i in 0..layers as usize {
+        for (j, what) in ["key", "value"].iter().enumerate() {
+            let input = &g.inputs()[1 + 2 * i + j];
+            assert_eq!(input.name, format!("past_key_values.{i}.{what}"));
+            assert_eq!(input.shape.0, vec![1, h, past, hd]);
+        }
+    }
+    let shape = |name: &str| g.node(g.require(name).unwrap()).shape.0.clone();
+    for i in 0..layers {
+        let a = format!("/m/h.{i}/attn");
+        assert_eq!(shape(&format!("{a}/c_attn/Gemm")), vec![1, 3 * d]);
+        assert_eq!(shape(&format!("{a}/Concat")), vec![1, h, past + 1, hd]);
+        assert_eq!(shape(&format!("{a}/Concat_1")), vec![1, h, past + 1, hd]);
+        assert_eq!(shape(&format!("{a}/Transpose_3")), vec![1, h, hd, past + 1]);
+        assert_eq!(shape(&format!("{a}/MatMul")), vec![1, h, 1, past + 1]);
+        assert_eq!(shape(&format!("{a}/Softmax")), vec![1, h, 1, past + 1]);
+        assert_eq!(shape(&format!("{a}/MatMul_1")), vec![1, h, 1, hd]);
+        // One query sees every key: no mask bias.
+        assert!(g.id_of(&format!("{a}/Add")).is_none());
+    }
+    // Out: the last hidden state, then each layer's new key and value.
+    let outs: Vec<(String, Vec<u64>)> = g
+        .outputs()
+        .iter()
+        .map(|&o| (g.node(o).name.clone(), g.node(o).shape.0.clone()))
+        .collect();
+    assert_eq!(outs.len() as u64, 1 + 2 * layers);
+    assert_eq!(outs[0], ("/m/Reshape_1".to_string(), vec![1, 1, d]));
+    assert_eq!(
+        outs[1],
+        ("/m/h.0/attn/Transpose".to_string(), vec![1, h, 1, hd])
+    );
+    assert_eq!(
+        outs[2],
+        ("/m/h.0/attn/Transpose_1".to_string(), vec![1, h, 1, hd])
+    );
+    // The weights are the full sequence's, less each layer's L×L mask and all but one row of
+    // the position embedding.
+    let full = fuselage_zoo::build_seq("gpt2", 1024).unwrap();
+    assert_eq!(g.params(), full.params() - layers * 1024 * 1024 - 1023 * d);
+    // By hand: the 124M model's 124,439,808 parameters, with one of the 1,024 position rows,
+    // plus per layer the export's scalars: the attention scale on Q and on Kᵀ, and gelu_new's
+    // five constants.
+    assert_eq!(g.params(), 124_439_808 - 1023 * d + layers * (2 + 5));
+    assert_eq!(g.params(), 123_654_228);
+    // GPT-2 at 4 layers too; other names are refused with the decoders listed.
+    let small = fuselage_zoo::build_decode("gpt2_l4_h256", 128).unwrap();
+    assert_eq!(small.inputs()[8].name, "past_key_values.3.value");
+    assert_eq!(small.inputs()[8].shape.0, vec![1, 4, 128, 64]);
+    let err = fuselage_zoo::build_decode("bert_l4_h256", 8).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "unknown model `bert_l4_h256`; valid names: llama_3_2_1b, tinyllama_1_1b, gpt2, gpt2_l4_h256"
+    );
+}

@@ -164,6 +164,25 @@ pub fn load_model_sized(
     })
 }
 
+/// One decode step of `spec` against a key-value cache of `past` tokens per layer: an ONNX
+/// export with `past_key_values.*` inputs when [`is_path`] says so
+/// ([`Importer::with_past`](fuselage_onnx::Importer::with_past) binds its shapes: feature
+/// `onnx`), else a zoo decoder ([`fuselage_zoo::build_decode`]: the Llama presets and GPT-2).
+///
+/// # Errors
+/// As [`load_model`]; a file whose cache does not take `past` is refused naming its input.
+pub fn load_decode(spec: &str, past: u64) -> Result<Graph, Error> {
+    if is_path(spec) {
+        #[cfg(feature = "onnx")]
+        return Ok(fuselage_onnx::Importer::new()
+            .with_past(past)
+            .import(spec)?);
+        #[cfg(not(feature = "onnx"))]
+        return Err(Error::NoOnnx(spec.to_string()));
+    }
+    Ok(fuselage_zoo::build_decode(spec, past)?)
+}
+
 /// Parses a size in bytes: plain digits (`131072`), or digits with a binary unit, `KiB`,
 /// `MiB` or `GiB` (case-insensitive, optional `B`): `128KiB` is 131,072 bytes, `2MiB`
 /// 2,097,152.
