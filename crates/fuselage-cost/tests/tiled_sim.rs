@@ -76,6 +76,10 @@ fn the_loop_nest_moves_f_d_and_stays_under_f_beta_on_zoo_groups() {
         "llama_3_2_1b, decode, 4,096 past".into(),
         fuselage_zoo::build_decode("llama_3_2_1b", 4096).unwrap(),
     ));
+    nets.push((
+        "gpt2, decode, 1,024 past".into(),
+        fuselage_zoo::build_decode("gpt2", 1024).unwrap(),
+    ));
     for (k, (name, g)) in nets.iter().enumerate() {
         let (n, w, s) = check(name, g, 3600 + k as u64);
         assert!(
