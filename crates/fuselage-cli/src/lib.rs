@@ -133,9 +133,9 @@ pub fn run(cli: Cli, registry: &Registry) -> anyhow::Result<()> {
         Command::Classify(a) => gnn::classify(a, registry),
         Command::Reproduce(a) => reproduce::run(a),
         Command::Explain(a) => explain::run(a, registry),
-        Command::Diff(a) => diff::run(a),
+        Command::Diff(a) => diff::run(a, registry),
         Command::Report(a) => report::run(a, registry),
-        Command::Export(a) => export::run(a),
+        Command::Export(a) => export::run(a, registry),
         Command::Hw(a) => hw::run(a),
         Command::Sweep(a) => sweep::run(a),
     }

@@ -1161,3 +1161,149 @@ fn a_file_past_its_cap_is_refused_unread() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+// ---------------------------------------------------------------------------------------------
+// Numbers a plan file records are not trusted (issue 33): `diff` and `export` cost the plan
+// again from the model, and refuse a plan that is not a partition of it.
+
+fn json_of(path: &std::path::Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+/// `plan` with its costs forged: a total of 1 byte of DRAM, and 0 for every group.
+fn forge(plan: &std::path::Path, to: &std::path::Path) {
+    let mut v = json_of(plan);
+    v["dram_bytes"] = 1.into();
+    v["fusable_dram_bytes"] = 1.into();
+    for g in v["groups"].as_array_mut().unwrap() {
+        g["dram_bytes"] = 0.into();
+    }
+    std::fs::write(to, v.to_string()).unwrap();
+}
+
+/// `diff` used to subtract the totals the files record: a plan against its own copy with
+/// `"dram_bytes": 1` gave "DRAM B - A: −2.725 MB (−100.00%)". Both are costed again now.
+#[test]
+fn diff_costs_both_plans_again_and_ignores_a_forged_dram() {
+    let dir = scratch("diff-forged");
+    let a = resnet18_plan(&dir);
+    let b = dir.join("forged.json");
+    forge(&a, &b);
+    let real = json_of(&a)["dram_bytes"].as_i64().unwrap();
+    let o = fuselage(&["diff", s(&a), s(&b), "--json"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let d: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(d["dram_delta"], 0, "{d}");
+    assert_eq!(d["dram_b"].as_i64(), Some(real));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains(&format!(
+            "records 1 bytes of DRAM; costed again from resnet18 it is {real}"
+        )),
+        "{err}"
+    );
+    // A plan whose groups are merged is costed too: the delta is the model's, not the file's.
+    let text = fuselage(&["diff", s(&b), s(&a)]);
+    let out = String::from_utf8_lossy(&text.stdout);
+    assert!(out.contains("DRAM B - A: +0 bytes"), "{out}");
+}
+
+/// A plan that is not a partition of the model used to be counted as it was (missing nodes
+/// as 0 bytes); now it is refused in one line, by `diff` and by `export`.
+#[test]
+fn diff_refuses_a_plan_that_is_not_a_partition_of_the_model() {
+    let dir = scratch("diff-partition");
+    let a = resnet18_plan(&dir);
+    let v = json_of(&a);
+    let edit = |name: &str, f: &dyn Fn(&mut Vec<serde_json::Value>)| {
+        let mut w = v.clone();
+        f(w["groups"].as_array_mut().unwrap());
+        let p = dir.join(name);
+        std::fs::write(&p, w.to_string()).unwrap();
+        p
+    };
+    let unknown = edit("unknown.json", &|g| {
+        g[0]["nodes"].as_array_mut().unwrap()[0] = "/no/such/Node".into();
+    });
+    let missing = edit("missing.json", &|g| {
+        g.pop();
+    });
+    let twice = edit("twice.json", &|g| {
+        let first = g[0]["nodes"][0].clone();
+        g[1]["nodes"].as_array_mut().unwrap().push(first);
+    });
+    let e = fails(&["diff", s(&a), s(&unknown)]);
+    assert!(
+        e.contains("unknown.json") && e.contains("/no/such/Node"),
+        "{e}"
+    );
+    let e = fails(&["diff", s(&missing), s(&a)]);
+    assert!(
+        e.contains("missing.json: not a plan of resnet18") && e.contains("in no group"),
+        "{e}"
+    );
+    let e = fails(&["diff", s(&a), s(&twice)]);
+    assert!(e.contains("twice.json: not a plan of resnet18"), "{e}");
+    // The model named by --model is the one the plans must partition.
+    let e = fails(&["diff", s(&a), s(&a), "--model", "vgg16"]);
+    assert!(e.contains("unknown node"), "{e}");
+}
+
+/// `export` used to copy a plan's `"dram_bytes": 1` into the model's metadata; the real value
+/// (2,724,944 at 128 KiB under LBDF on ResNet-18) is written now, the group's too.
+#[test]
+fn export_writes_the_costs_of_the_model_not_those_of_the_file() {
+    let Some(models) = fuselage::onnx::reference_models_dir() else {
+        eprintln!("skipping: FUSELAGE_MODELS not found");
+        return;
+    };
+    let model = models.join("resnet18.onnx");
+    let dir = scratch("export-forged");
+    let plan = dir.join("plan.json");
+    common::optimize_resnet18(
+        &["--search", "random", "--budget", "5", "--no-reference"],
+        &plan,
+    );
+    // The zoo's ResNet-18 has the export's node names: its plan is a plan of the file.
+    let forged = dir.join("forged.json");
+    forge(&plan, &forged);
+    let out = dir.join("fused.onnx");
+    let o = fuselage(&["export", s(&model), "--plan", s(&forged), "--out", s(&out)]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let bytes = std::fs::read(&out).unwrap();
+    let (nodes, props) = fuselage::onnx::metadata::read(&bytes, "fuselage.", &out).unwrap();
+    let summary = &props.iter().find(|(k, _)| k == "fuselage.plan").unwrap().1;
+    let summary: serde_json::Value = serde_json::from_str(summary).unwrap();
+    let real = json_of(&plan);
+    assert_eq!(summary["dram_bytes"], real["dram_bytes"], "{summary}");
+    assert_ne!(summary["dram_bytes"], 1);
+    let first = real["groups"][0]["nodes"][0].as_str().unwrap();
+    let group_dram = &nodes[first]
+        .iter()
+        .find(|(k, _)| k == "fuselage.group_dram_bytes")
+        .unwrap()
+        .1;
+    assert_eq!(
+        group_dram,
+        &real["groups"][0]["dram_bytes"]
+            .as_u64()
+            .unwrap()
+            .to_string()
+    );
+    // A plan that leaves a node out is refused, and nothing is written.
+    let mut v = real.clone();
+    v["groups"].as_array_mut().unwrap().pop();
+    let missing = dir.join("missing.json");
+    std::fs::write(&missing, v.to_string()).unwrap();
+    let never = dir.join("never.onnx");
+    let e = fails(&[
+        "export",
+        s(&model),
+        "--plan",
+        s(&missing),
+        "--out",
+        s(&never),
+    ]);
+    assert!(e.contains("not a plan of"), "{e}");
+    assert!(!never.exists());
+}
