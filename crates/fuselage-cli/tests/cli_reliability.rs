@@ -1307,3 +1307,196 @@ fn export_writes_the_costs_of_the_model_not_those_of_the_file() {
     assert!(e.contains("not a plan of"), "{e}");
     assert!(!never.exists());
 }
+
+// ---------------------------------------------------------------------------------------------
+// Numbers from checkpoints, data sets and flags are range-checked before they size anything,
+// and checkpoints and data sets are checked against what they claim (issue 33).
+
+/// A copy of a shipped checkpoint in `dir` as `stem`, its metadata edited by `edit`.
+fn checkpoint_copy(
+    dir: &std::path::Path,
+    shipped: &str,
+    stem: &str,
+    edit: impl FnOnce(&mut serde_json::Value),
+) -> std::path::PathBuf {
+    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../fuselage-gnn/checkpoints")
+        .join(shipped);
+    std::fs::copy(src.with_extension("bpk"), dir.join(format!("{stem}.bpk"))).unwrap();
+    let mut meta = json_of(&src.with_extension("json"));
+    edit(&mut meta);
+    std::fs::write(dir.join(format!("{stem}.json")), meta.to_string()).unwrap();
+    dir.join(stem)
+}
+
+const CLASSIFY: [&str; 8] = [
+    "classify",
+    "resnet18",
+    "--fusion",
+    "lbdf",
+    "--buffer",
+    "128KiB",
+    "--group",
+    "/conv1/Conv,/relu/Relu",
+];
+
+/// `"layers": 4611686018427387904` used to panic (capacity overflow) and `1000000000` to
+/// abort allocating 320 GB; a BRR checkpoint answered for `--fusion lbdf`.
+#[test]
+fn a_checkpoint_is_checked_against_what_it_claims() {
+    let dir = scratch("checkpoints");
+    for layers in ["4611686018427387904", "1000000000"] {
+        let stem = checkpoint_copy(&dir, "lbdf_broad", &format!("l{layers}"), |m| {
+            m["config"]["layers"] = serde_json::Value::Number(layers.parse().unwrap());
+        });
+        assert_eq!(
+            fails(&with(&CLASSIFY, &["--checkpoint", s(&stem)])),
+            format!(
+                "error: --checkpoint {}: checkpoint: the lbdf classifier: invalid configuration: config.layers is {layers}, not in 1..=32",
+                s(&stem)
+            )
+        );
+    }
+    // A config within the limits that needs more parameters than the weights file holds.
+    let wide = checkpoint_copy(&dir, "lbdf_broad", "wide", |m| {
+        m["config"]["hidden"] = 1024.into();
+        m["config"]["layers"] = 32.into();
+    });
+    let e = fails(&with(&CLASSIFY, &["--checkpoint", s(&wide)]));
+    assert!(
+        e.contains("more than its") && e.contains("bytes of weights can hold"),
+        "{e}"
+    );
+    // The cost model it learnt is the one asked for.
+    let brr = checkpoint_copy(&dir, "brr_broad", "brr", |_| {});
+    assert_eq!(
+        fails(&with(&CLASSIFY, &["--checkpoint", s(&brr)])),
+        format!(
+            "error: --checkpoint {}: a classifier of brr, and --fusion asks for lbdf",
+            s(&brr)
+        )
+    );
+    let mut as_brr = CLASSIFY.to_vec();
+    as_brr[3] = "brr";
+    let o = fuselage(&with(&as_brr, &["--checkpoint", s(&brr)]));
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}
+
+/// `--epochs 18446744073709551615` used to panic and `1000000000` to abort; `0` wrote an
+/// untrained checkpoint.
+#[test]
+fn train_epochs_are_range_checked_at_parse_time() {
+    let dir = scratch("epochs");
+    let out = dir.join("out");
+    for epochs in ["18446744073709551615", "1000000000", "0"] {
+        assert_eq!(
+            fails(&[
+                "train",
+                "--fusion",
+                "lbdf",
+                "--epochs",
+                epochs,
+                "--out",
+                s(&out)
+            ]),
+            format!(
+                "error: invalid value '{epochs}' for '--epochs <EPOCHS>': {epochs} is not in 1..=100000"
+            )
+        );
+    }
+    assert!(!out.join("lbdf.bpk").exists());
+}
+
+/// A data set's records are checked: node ids in range, increasing and connected, one label
+/// per β. `[0,0,0]`, 1,000 labels and disconnected nodes used to train without a word.
+#[test]
+fn a_data_set_is_checked_against_what_it_claims() {
+    let dir = scratch("datasets");
+    let good = dir.join("small.jsonl");
+    let o = fuselage(&[
+        "dataset",
+        "--scale",
+        "0.01",
+        "--features",
+        "paper",
+        "--out",
+        s(&good),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = std::fs::read_to_string(&good).unwrap();
+    let lines = text.lines().count();
+    let five = "[true,true,true,true,true]";
+    let thousand = format!("[{}]", vec!["true"; 1000].join(","));
+    let cases = [
+        (
+            "twice.jsonl",
+            format!(r#"{{"network":"resnet18","nodes":[0,0,0],"lbdf":{five},"brr":{five}}}"#),
+            format!(
+                "line {}: the group of `resnet18` lists node 0 twice",
+                lines + 1
+            ),
+        ),
+        (
+            "labels.jsonl",
+            format!(r#"{{"network":"resnet18","nodes":[0,1],"lbdf":{thousand},"brr":{five}}}"#),
+            format!("line {}: 1000 lbdf labels for 5 buffer sizes", lines + 1),
+        ),
+        (
+            "apart.jsonl",
+            format!(r#"{{"network":"resnet18","nodes":[0,20],"lbdf":{five},"brr":{five}}}"#),
+            "nodes [0, 20] are not connected".to_string(),
+        ),
+        (
+            "range.jsonl",
+            format!(r#"{{"network":"resnet18","nodes":[0,900],"lbdf":{five},"brr":{five}}}"#),
+            "node 900 out of range".to_string(),
+        ),
+    ];
+    for (name, record, expected) in cases {
+        let path = dir.join(name);
+        std::fs::write(&path, format!("{text}{record}\n")).unwrap();
+        let out = dir.join(format!("{name}.out"));
+        let e = fails(&[
+            "train",
+            "--fusion",
+            "lbdf",
+            "--features",
+            "paper",
+            "--epochs",
+            "1",
+            "--dataset",
+            s(&path),
+            "--out",
+            s(&out),
+        ]);
+        assert!(e.contains(s(&path)) && e.contains(&expected), "{name}: {e}");
+    }
+    // Junk is an error naming the file, not an abort.
+    let junk = dir.join("junk.jsonl");
+    std::fs::write(&junk, b"\xff\xfe\x00junk\n").unwrap();
+    let e = fails(&[
+        "train",
+        "--fusion",
+        "lbdf",
+        "--dataset",
+        s(&junk),
+        "--out",
+        s(&dir),
+    ]);
+    assert!(e.starts_with(&format!("error: {}", s(&junk))), "{e}");
+    // The data set as written still trains.
+    let o = fuselage(&[
+        "train",
+        "--fusion",
+        "lbdf",
+        "--features",
+        "paper",
+        "--epochs",
+        "1",
+        "--dataset",
+        s(&good),
+        "--out",
+        s(&dir.join("ok")),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}
