@@ -201,7 +201,7 @@ fn gap(value: impl Into<u128>, reference: impl Into<u128>) -> String {
 }
 
 /// Parses a time limit in seconds: a finite number from 0 to 10^6.
-fn seconds(s: &str) -> Result<f64, String> {
+pub(crate) fn seconds(s: &str) -> Result<f64, String> {
     let v: f64 = s.parse().map_err(|e| format!("{e}"))?;
     if v.is_finite() && (0.0..=1e6).contains(&v) {
         Ok(v)

@@ -1500,3 +1500,86 @@ fn a_data_set_is_checked_against_what_it_claims() {
     ]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
 }
+
+// ---------------------------------------------------------------------------------------------
+// The reference optimum honours its limit on any graph size (issue 33).
+
+/// `optimize` on a chain of 30,000 nodes with `--reference-limit 1` used to build the exact
+/// optimiser's tables first, whatever the limit (20,000 nodes: 71 s and 3.67 GB; 30,000:
+/// still growing at 7.8 GB after 60 s). Its order programme and its floor now stop at the
+/// limit, and the summary says the optimum was not proven. (Measured by hand on the debug
+/// build: docs/reliability.md.)
+#[test]
+fn the_reference_optimum_stops_at_its_limit_on_a_huge_chain() {
+    let dir = scratch("huge-chain");
+    let model = dir.join("chain30k.onnx");
+    std::fs::write(&model, common::onnx::relu_chain(30_000)).unwrap();
+    let plan = dir.join("plan.json");
+    let o = fuselage(&[
+        "optimize",
+        s(&model),
+        "--fusion",
+        "lbdf",
+        "--buffer",
+        "128KiB",
+        "--search",
+        "random",
+        "--budget",
+        "5",
+        "--reference-limit",
+        "1",
+        "--out",
+        s(&plan),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("optimum proven") && l.ends_with("no (time limit)")),
+        "{text}"
+    );
+    let nodes = |v: &serde_json::Value| -> usize {
+        v["groups"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|g| g["nodes"].as_array().unwrap().len())
+            .sum()
+    };
+    assert_eq!(nodes(&json_of(&plan)), 30_000);
+    // The exact optimiser as the search stops at its --time-limit with a whole plan.
+    let o = fuselage(&[
+        "optimize",
+        s(&model),
+        "--fusion",
+        "lbdf",
+        "--buffer",
+        "128KiB",
+        "--search",
+        "optimal",
+        "--time-limit",
+        "1",
+        "--quiet",
+        "--out",
+        s(&plan),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(json_of(&plan)["dram_bytes"].is_u64());
+    assert_eq!(nodes(&json_of(&plan)), 30_000);
+    // `sweep` had no limit at all; its --time-limit ends it with one line.
+    assert_eq!(
+        fails(&[
+            "sweep",
+            s(&model),
+            "--fusion",
+            "lbdf",
+            "--from",
+            "32KiB",
+            "--to",
+            "4MiB",
+            "--time-limit",
+            "1"
+        ]),
+        "error: sweep: the time limit passed after 0 steps of the curve"
+    );
+}
