@@ -1583,3 +1583,106 @@ fn the_reference_optimum_stops_at_its_limit_on_a_huge_chain() {
         "error: sweep: the time limit passed after 0 steps of the curve"
     );
 }
+
+// ---------------------------------------------------------------------------------------------
+// The importer's memory is bounded by the graph, not by the file's junk (issue 33). The files
+// here are smaller variants of the measured ones (docs/reliability.md): each count one past
+// its limit, and a model whose doc strings dwarf it.
+
+/// A one-Relu model around `extra` graph fields, with `doc` as its model doc string.
+fn one_relu(extra: &[u8], node_extra: &[u8], doc: &[u8]) -> Vec<u8> {
+    use common::onnx::{bytes, int, node, value_info};
+    let mut n = node("relu", "Relu", &["x"], "y");
+    n.extend_from_slice(node_extra);
+    let mut g = bytes(1, &n);
+    g.extend(bytes(2, b"g"));
+    g.extend(bytes(11, &value_info("x", &[1, 8, 16, 16])));
+    g.extend(bytes(12, &bytes(1, b"y")));
+    g.extend_from_slice(extra);
+    let opset = [bytes(1, b""), int(2, 17)].concat();
+    [int(1, 8), bytes(6, doc), bytes(8, &opset), bytes(7, &g)].concat()
+}
+
+#[test]
+fn counts_past_the_importers_limits_are_refused_in_one_line() {
+    use common::onnx::bytes;
+    let dir = scratch("onnx-limits");
+    let empty_node = bytes(1, b"");
+    let empty_initializer = bytes(5, b"");
+    let empty_attribute = bytes(5, b"");
+    let cases = [
+        (
+            "nodes.onnx",
+            one_relu(&empty_node.repeat(250_001), b"", b""),
+            "the graph has more than 250000 nodes, the importer's limit",
+        ),
+        (
+            "initializers.onnx",
+            one_relu(&empty_initializer.repeat(100_001), b"", b""),
+            "the graph has more than 100000 initializers, the importer's limit",
+        ),
+        (
+            "attributes.onnx",
+            one_relu(b"", &empty_attribute.repeat(1_001), b""),
+            "a node has more than 1000 attributes, the importer's limit",
+        ),
+    ];
+    for (name, file, why) in cases {
+        let path = dir.join(name);
+        std::fs::write(&path, file).unwrap();
+        assert_eq!(
+            fails(&["inspect", s(&path)]),
+            format!("error: {}: malformed ONNX model: {why}", s(&path))
+        );
+    }
+    // Doc strings are never read: 32 MB of them, at every level, import as if absent.
+    let doc = vec![b'd'; 8 << 20];
+    let path = dir.join("doc.onnx");
+    std::fs::write(&path, one_relu(&bytes(10, &doc), &bytes(6, &doc), &doc)).unwrap();
+    let plain = dir.join("plain.onnx");
+    std::fs::write(&plain, one_relu(b"", b"", b"")).unwrap();
+    let fingerprint = |p: &std::path::Path| {
+        let o = fuselage(&["inspect", s(p), "--json"]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        v["fingerprint"].clone()
+    };
+    assert_eq!(fingerprint(&path), fingerprint(&plain));
+}
+
+/// A node called like the graph input it reads is valid ONNX; it used to be refused as
+/// "duplicate node name `x`".
+#[test]
+fn a_node_called_like_a_graph_input_imports() {
+    use common::onnx::{bytes, model, node, value_info};
+    let dir = scratch("onnx-names");
+    let mut g = bytes(1, &node("x", "Relu", &["x"], "y"));
+    g.extend(bytes(2, b"g"));
+    g.extend(bytes(11, &value_info("x", &[1, 8, 16, 16])));
+    g.extend(bytes(12, &bytes(1, b"y")));
+    let path = dir.join("names.onnx");
+    std::fs::write(&path, model(&g)).unwrap();
+    let o = fuselage(&["inspect", s(&path), "--nodes"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.contains("inputs            x [1, 8, 16, 16]"),
+        "{text}"
+    );
+    assert!(
+        text.lines()
+            .any(|l| l.trim_start().starts_with("x ") && l.contains("Relu")),
+        "{text}"
+    );
+    let o = fuselage(&[
+        "cost",
+        s(&path),
+        "--fusion",
+        "lbdf",
+        "--buffer",
+        "128KiB",
+        "--group",
+        "x",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}
