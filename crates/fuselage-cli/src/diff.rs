@@ -60,11 +60,12 @@ fn graph(a: &DiffCmd, fa: &PlanFile, fb: &PlanFile) -> anyhow::Result<Graph> {
 }
 
 fn describe(e: &GroupEntry) -> String {
+    use fuselage::ir::escape;
     match (e.nodes.first(), e.nodes.last()) {
         (Some(a), Some(b)) if e.nodes.len() > 1 => {
-            format!("{a} .. {b} ({} nodes)", e.nodes.len())
+            format!("{} .. {} ({} nodes)", escape(a), escape(b), e.nodes.len())
         }
-        (Some(a), _) => a.clone(),
+        (Some(a), _) => escape(a).into_owned(),
         _ => "(empty)".into(),
     }
 }
@@ -114,8 +115,8 @@ pub fn run(a: DiffCmd, registry: &Registry) -> anyhow::Result<()> {
     for (name, path, f) in [("A", &a.a, fa), ("B", &a.b, fb)] {
         outln!(
             "{name}: {} ({}, {}, {} groups, {:.3} MB)",
-            path.display(),
-            f.model,
+            fuselage::ir::escape(&path.display().to_string()),
+            fuselage::ir::escape(&f.model),
             f.cost_model,
             f.groups.len(),
             mb(f.dram_bytes)

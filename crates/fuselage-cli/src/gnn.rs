@@ -217,7 +217,7 @@ pub fn classify(a: ClassifyCmd, registry: &Registry) -> anyhow::Result<()> {
     } else {
         outln!(
             "{} group of {} nodes, {} at β = {} bytes",
-            g.name(),
+            fuselage::ir::escape(g.name()),
             set.len(),
             model.name(),
             beta

@@ -180,7 +180,9 @@ pub fn main_with(registry: &Registry) -> std::process::ExitCode {
             std::process::ExitCode::from(130)
         }
         Err(e) => {
-            eprintln!("error: {e:#}");
+            // Errors quote names from files (nodes, graphs, accelerators, paths): escaped,
+            // so that no name can drive the terminal or split the line.
+            eprintln!("error: {}", fuselage::ir::escape(&format!("{e:#}")));
             std::process::ExitCode::from(1)
         }
     }

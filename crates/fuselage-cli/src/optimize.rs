@@ -254,9 +254,13 @@ pub fn run(a: OptimizeCmd, registry: &Registry) -> anyhow::Result<()> {
         .unwrap_or_else(|_| ProgressStyle::default_bar())
         .progress_chars("=> "),
     );
-    bar.set_message(format!("{} on {}", a.search, g.name()));
+    bar.set_message(format!(
+        "{} on {}",
+        a.search,
+        fuselage::ir::escape(g.name())
+    ));
     let progress = |done: u64, _total: u64| bar.set_position(done);
-    let label = format!("{} on {}", a.search, g.name());
+    let label = format!("{} on {}", a.search, fuselage::ir::escape(g.name()));
     let on_phase = |p: fuselage::pipeline::Phase| {
         bar.set_message(format!("{label}: {}", p.describe()));
     };
@@ -372,9 +376,9 @@ pub fn run(a: OptimizeCmd, registry: &Registry) -> anyhow::Result<()> {
     };
     outln!(
         "{} · {} · {} · {} · {} search · {} · seed {}",
-        g.name(),
+        fuselage::ir::escape(g.name()),
         out.names.cost_model,
-        hw.name,
+        fuselage::ir::escape(&hw.name),
         describe_config(&cfg),
         out.names.search,
         splitter_label,

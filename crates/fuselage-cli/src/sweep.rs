@@ -74,8 +74,8 @@ pub fn run(a: SweepCmd) -> anyhow::Result<()> {
     }
     outln!(
         "{} · {kind} · {} · buffer {:.1} to {:.1} KiB · {} steps, {} breakpoints",
-        g.name(),
-        hw.name,
+        fuselage::ir::escape(g.name()),
+        fuselage::ir::escape(&hw.name),
         kib(from),
         kib(to),
         s.points.len(),

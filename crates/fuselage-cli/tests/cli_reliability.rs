@@ -1686,3 +1686,131 @@ fn a_node_called_like_a_graph_input_imports() {
     ]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
 }
+
+// ---------------------------------------------------------------------------------------------
+// Names from files are escaped wherever they are printed (issue 33).
+
+/// Characters a name must never bring raw to a terminal: ESC (colours, cursor moves, a
+/// cleared screen), U+202E (the rest of the line shown right to left) and NUL.
+fn assert_no_raw_controls(what: &str, out: &[u8]) {
+    let text = String::from_utf8_lossy(out);
+    for bad in ['\u{1b}', '\u{202e}', '\0'] {
+        assert!(!text.contains(bad), "{what}: a raw {bad:?} in {text:?}");
+    }
+}
+
+#[test]
+fn control_characters_in_names_are_escaped_on_the_terminal_and_in_errors() {
+    use common::onnx::{bytes, model, node, value_info};
+    let dir = scratch("control-names");
+    let (evil, nul) = ("e\u{1b}[31m\u{202e}\nv", "z\0z");
+    let input = "x\u{1b}]0;title\u{7}";
+    let mut g = bytes(1, &node("<!--<script>", "Relu", &[input], "t0"));
+    g.extend(bytes(1, &node(evil, "Relu", &["t0"], "t1")));
+    g.extend(bytes(1, &node(nul, "Relu", &["t1"], "t2")));
+    g.extend(bytes(2, b"g"));
+    g.extend(bytes(11, &value_info(input, &[1, 8, 16, 16])));
+    g.extend(bytes(12, &bytes(1, b"t2")));
+    // The graph is named after its file, whose name carries an ESC too.
+    let path = dir.join("ev\u{1b}[2Jil.onnx");
+    std::fs::write(&path, model(&g)).unwrap();
+    let escaped = r"e\u{1b}[31m\u{202e}\nv";
+    let inspect = fuselage(&["inspect", s(&path), "--nodes"]);
+    assert!(inspect.status.success());
+    assert_no_raw_controls("inspect", &inspect.stdout);
+    let text = String::from_utf8_lossy(&inspect.stdout);
+    assert!(text.contains(escaped) && text.contains(r"z\0z"), "{text}");
+    assert!(text.contains(r"ev\u{1b}[2Jil") && text.contains(r"x\u{1b}]0;title\u{7}"));
+    let group = format!("<!--<script>,{evil}");
+    let cost = ["cost", s(&path), "--fusion", "lbdf", "--buffer", "128KiB"];
+    let o = fuselage(&with(&cost, &["--group", &group]));
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_no_raw_controls("cost", &o.stdout);
+    assert!(String::from_utf8_lossy(&o.stdout).contains(escaped));
+    let o = fuselage(&[
+        "explain",
+        s(&path),
+        "--fusion",
+        "lbdf",
+        "--buffer",
+        "1KiB",
+        "--group",
+        &group,
+        "--explainer",
+        "cost",
+    ]);
+    assert_no_raw_controls("explain", &o.stdout);
+    assert_no_raw_controls("explain", &o.stderr);
+    let plan = dir.join("plan.json");
+    let o = fuselage(&[
+        "optimize",
+        s(&path),
+        "--fusion",
+        "lbdf",
+        "--buffer",
+        "128KiB",
+        "--search",
+        "random",
+        "--budget",
+        "3",
+        "--no-reference",
+        "--out",
+        s(&plan),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_no_raw_controls("optimize", &o.stdout);
+    assert!(String::from_utf8_lossy(&o.stdout).starts_with(r"ev\u{1b}[2Jil · lbdf"));
+    // Errors quoting a name: one line, escaped.
+    let o = fuselage(&with(&cost, &["--group", "q\u{1b}[31m\u{202e}"]));
+    assert_no_raw_controls("an unknown node", &o.stderr);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains(r"q\u{1b}[31m\u{202e}"), "{err}");
+    // An accelerator's TOML `name`, shown by `hw show` and in the optimize header.
+    let preset = fuselage(&["hw", "show", "nvdla-small", "--toml"]);
+    let toml = String::from_utf8_lossy(&preset.stdout).replace(
+        "name = \"nvdla-small\"",
+        "name = \"hw\\u001b[31m\\u202e\\nname\"",
+    );
+    let hw = dir.join("hw.toml");
+    std::fs::write(&hw, toml).unwrap();
+    let o = fuselage(&["hw", "show", s(&hw)]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_no_raw_controls("hw show", &o.stdout);
+    assert!(String::from_utf8_lossy(&o.stdout).starts_with(r"hw\u{1b}[31m\u{202e}\nname"));
+    let o = fuselage(&[
+        "optimize",
+        s(&path),
+        "--fusion",
+        "lbdf",
+        "--hw",
+        s(&hw),
+        "--search",
+        "random",
+        "--budget",
+        "3",
+        "--no-reference",
+        "--out",
+        s(&plan),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_no_raw_controls("optimize --hw", &o.stdout);
+    // The report survives `<!--<script>`: no comment opens, its data is whole.
+    let html = dir.join("report.html");
+    let o = fuselage(&[
+        "report",
+        s(&path),
+        "--fusion",
+        "lbdf",
+        "--buffer",
+        "128KiB",
+        "--plan",
+        s(&plan),
+        "--out",
+        s(&html),
+        "--no-sweep",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(!page.contains("<!--"), "a comment opens in the report");
+    assert!(page.contains(r"\u003c!--\u003cscript\u003e"));
+}
