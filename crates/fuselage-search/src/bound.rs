@@ -62,9 +62,10 @@ pub struct RestFloor {
 }
 
 /// The largest graph [`RestFloor`] is built for: its reachability tables take `n²/4` bytes,
-/// 256 MiB at 32,768 nodes. A larger graph gets the empty floor (no rereads, no cuts), which
-/// is a floor still, only a weaker one.
-pub const MAX_FLOOR_NODES: usize = 1 << 15;
+/// 64 MiB at 16,384 nodes (twelve times the zoo's largest graph, TinyLlama's 1,328). A larger
+/// graph gets the empty floor (no rereads, no cuts), which is a floor still, only a weaker
+/// one.
+pub const MAX_FLOOR_NODES: usize = 1 << 14;
 
 impl RestFloor {
     /// The floor of `p`'s graph for plans whose groups have at most `max_group` nodes (the
