@@ -62,12 +62,24 @@ pub const MAX_LAYERS: usize = 32;
 pub const MAX_HIDDEN: usize = 1024;
 
 impl GnnConfig {
-    /// The number of parameters (weights and biases) of the network this describes.
+    /// The number of parameters (weights and biases) of the network this describes
+    /// (saturating at `u64::MAX`: a checkpoint's numbers are a file's).
     pub fn parameters(&self) -> u64 {
         let (f, h, l) = (self.features as u64, self.hidden as u64, self.layers as u64);
-        let first = if l == 0 { 0 } else { 2 * f * h + h };
-        let rest = l.saturating_sub(1) * (2 * h * h + h);
-        first + rest + (h * h + h) + (h + 1)
+        let linear =
+            |inputs: u64, bias: bool| inputs.saturating_mul(h).saturating_add(u64::from(bias) * h);
+        let first = if l == 0 {
+            0
+        } else {
+            linear(f, true).saturating_add(linear(f, false))
+        };
+        let rest = l
+            .saturating_sub(1)
+            .saturating_mul(linear(h, true).saturating_add(linear(h, false)));
+        first
+            .saturating_add(rest)
+            .saturating_add(linear(h, true))
+            .saturating_add(h.saturating_add(1))
     }
 
     /// Checks the shape before anything is allocated for it: 1 to [`MAX_LAYERS`] layers, 1
