@@ -3,7 +3,7 @@
 use crate::registry::{Choice, Registry};
 use anyhow::{Context, bail};
 use clap::Args;
-use fuselage::cost::{Accelerator, CostConfig, CostKind, CostModel};
+use fuselage::cost::{Accelerator, CostConfig, CostKind, CostModel, PlanFile, evaluate_plan};
 use fuselage::ir::{Graph, NodeSet};
 use std::sync::Arc;
 
@@ -197,4 +197,74 @@ pub fn human_size(bytes: u64) -> String {
 /// Bytes as KiB.
 pub fn kib(bytes: u64) -> f64 {
     bytes as f64 / 1024.0
+}
+
+/// The cost model and configuration a plan file records (`cost_model`, the buffers and the
+/// element sizes), each checked as the flags would be; `None` when the file records no cost
+/// model (it lists only nodes).
+///
+/// # Errors
+/// An unknown cost model, or a buffer or element size out of its range, naming `origin`.
+pub fn recorded_setting(
+    file: &PlanFile,
+    registry: &Registry,
+    origin: &str,
+) -> anyhow::Result<Option<Arc<dyn CostModel>>> {
+    if file.cost_model.is_empty() {
+        return Ok(None);
+    }
+    let buffer = match (file.weight_buffer_bytes, file.activation_buffer_bytes) {
+        (Some(w), Some(a)) => CostConfig::split(w, a),
+        _ => CostConfig::new(file.buffer_bytes),
+    }
+    .with_context(|| format!("{origin}: buffer_bytes"))?;
+    let config = buffer
+        .with_element_sizes(
+            file.weight_element_bytes.unwrap_or(file.element_bytes),
+            file.element_bytes,
+        )
+        .with_context(|| format!("{origin}: element_bytes"))?;
+    let model: Arc<dyn CostModel> = match registry
+        .cost_model(&file.cost_model)
+        .with_context(|| format!("{origin}: cost_model"))?
+    {
+        Choice::Kind(kind) => Arc::from(kind.model(config)),
+        Choice::Custom(entry) => Arc::from((entry.make)(config)),
+    };
+    Ok(Some(model))
+}
+
+/// `file` costed again from `g` with `model`: every group's cost, the totals and, where the
+/// file names a preset whose configuration is the model's, the latency and energy. Nothing
+/// the file says about costs is kept, so a forged `dram_bytes` cannot pass through; its
+/// `model` label is (a model's graph name is its file's stem, which an export changes).
+///
+/// # Errors
+/// A plan that is not a partition of `g` (an unknown node, a node missing or listed twice, a
+/// cycle between groups), naming `origin`; or what the cost model reports.
+pub fn recost(
+    g: &Graph,
+    file: &PlanFile,
+    model: &dyn CostModel,
+    origin: &str,
+) -> anyhow::Result<PlanFile> {
+    let plan = file.to_plan(g).with_context(|| origin.to_string())?;
+    g.check_plan(&plan)
+        .with_context(|| format!("{origin}: not a plan of {}", g.name()))?;
+    let report = evaluate_plan(model, g, &plan)?;
+    let mut fresh = PlanFile::from_report(model, g, &plan, &report);
+    if !file.model.is_empty() {
+        fresh.model.clone_from(&file.model);
+    }
+    Ok(
+        match file
+            .hardware
+            .as_deref()
+            .and_then(Accelerator::preset)
+            .filter(|hw| hw.config == *model.config())
+        {
+            Some(hw) => fresh.with_hardware(&hw, g, &plan, &report),
+            None => fresh,
+        },
+    )
 }

@@ -6,7 +6,7 @@ use crate::registry::Registry;
 use anyhow::{Context, bail};
 use clap::Args;
 use fuselage::cost::{Accelerator, CostModel, PlanFile, evaluate_plan};
-use fuselage::ir::Graph;
+use fuselage::ir::{Graph, escape};
 use fuselage::pipeline::Planner;
 use fuselage::search::SearchKind;
 use serde_json::{Map, Value, json};
@@ -197,10 +197,10 @@ fn group(
     }
     outln!(
         "{} group of {} nodes under {} on {} ({})",
-        g.name(),
+        escape(g.name()),
         set.len(),
         model.name(),
-        hw.name,
+        escape(&hw.name),
         describe_config(model.config()),
     )?;
     outln!(
@@ -215,7 +215,7 @@ fn group(
     for t in &tensors {
         outln!(
             "{:<60} {:>8} {:>6} {:>6} {:>10} {:>10}",
-            t.tensor,
+            escape(&t.tensor),
             format!("{:?}", t.kind).to_lowercase(),
             t.resident_rows,
             t.rows,
@@ -279,9 +279,10 @@ fn plan(
 ) -> anyhow::Result<()> {
     if !file.model.is_empty() && file.model != g.name() {
         eprintln!(
-            "warning: {origin} was written for `{}`, evaluating it against `{}`",
-            file.model,
-            g.name()
+            "warning: {} was written for `{}`, evaluating it against `{}`",
+            escape(origin),
+            escape(&file.model),
+            escape(g.name())
         );
     }
     let p = file.to_plan(g).with_context(|| origin.to_string())?;
@@ -314,11 +315,11 @@ fn plan(
     } else {
         outln!(
             "{}: {} groups ({} unfusable) under {} on {} ({})",
-            g.name(),
+            escape(g.name()),
             report.group_count,
             report.unfusable_count,
             model.name(),
-            hw.name,
+            escape(&hw.name),
             describe_config(model.config())
         )?;
         outln!("total DRAM    {:>10.3} MB", mb(report.dram_bytes))?;
@@ -331,7 +332,7 @@ fn plan(
         )?;
         outln!("energy        {:>10.4e} J", metrics.energy_joules())?;
         for pr in &report.problems {
-            outln!("problem: {pr}")?;
+            outln!("problem: {}", escape(&pr.to_string()))?;
         }
         if let Some(r) = &against {
             let gap = |value: u64, to: u64| {
@@ -375,7 +376,7 @@ fn plan(
             for (side, e) in here.chain(d.only_in_b.iter().map(|e| ("optimal:", e))) {
                 outln!(
                     "  {side} {} ({} nodes, {} B DRAM)",
-                    e.nodes.first().map_or("", String::as_str),
+                    escape(e.nodes.first().map_or("", String::as_str)),
                     e.nodes.len(),
                     e.dram_bytes
                 )?;

@@ -11,6 +11,7 @@ use fuselage::explain::{
 };
 use fuselage::gnn::{ValidityModel, default_device, shipped};
 use fuselage::ir::Graph;
+use fuselage::ir::escape;
 use fuselage::ir::order::GroupOrder;
 use fuselage::ir::sample::components;
 use fuselage::pipeline::{ExplainerFactory, ExplainerRequest};
@@ -173,7 +174,7 @@ pub fn run(a: ExplainCmd, registry: &Registry) -> anyhow::Result<()> {
     }
     outln!(
         "{} · {} · {} · {} nodes",
-        g.name(),
+        escape(g.name()),
         model.name(),
         describe_config(model.config()),
         set.len(),
@@ -229,8 +230,8 @@ pub fn run(a: ExplainCmd, registry: &Registry) -> anyhow::Result<()> {
             exact_rank,
             format!(
                 "{} -> {}",
-                render::short_name(&g.node(u).name, 34),
-                render::short_name(&g.node(v).name, 34)
+                render::short_name(&escape(&g.node(u).name), 34),
+                render::short_name(&escape(&g.node(v).name), 34)
             ),
             worst,
             if valid { "yes" } else { "no" }
@@ -261,7 +262,7 @@ fn print_terms(g: &Graph, t: &CostTerms, beta: u64) -> anyhow::Result<()> {
     for x in &t.tensors {
         outln!(
             "  {:<52} {:>14}  {} × {} B, {} ({:?}; {})",
-            render::short_name(&x.tensor, 52),
+            render::short_name(&escape(&x.tensor), 52),
             x.bytes,
             x.resident_rows,
             x.row_bytes,
@@ -304,7 +305,8 @@ fn print_terms(g: &Graph, t: &CostTerms, beta: u64) -> anyhow::Result<()> {
             .parts
             .iter()
             .map(|p| {
-                let names = g.names(p);
+                let names: Vec<String> =
+                    g.names(p).iter().map(|n| escape(n).into_owned()).collect();
                 match (names.first(), names.last()) {
                     (Some(a), Some(b)) if names.len() > 1 => {
                         format!("{a} .. {b} ({} nodes)", names.len())
@@ -335,7 +337,7 @@ fn print_terms(g: &Graph, t: &CostTerms, beta: u64) -> anyhow::Result<()> {
     if let Some((x, why)) = t.dominant_tensor() {
         outln!(
             "  dominating tensor: {} ({} bytes, {:.0}% of F_β): {}",
-            x.tensor,
+            escape(&x.tensor),
             x.bytes,
             100.0 * x.bytes as f64 / t.buffer_bytes.max(1) as f64,
             why.describe()

@@ -4,10 +4,14 @@
 //! Every node of the original model gets `fuselage.group` (its group's index in the plan),
 //! `fuselage.group_buffer_bytes` and `fuselage.group_dram_bytes`; the model gets
 //! `fuselage.plan`, the plan file's summary as JSON (cost model, buffer, element size, totals,
-//! hardware). Nothing else in the file changes
+//! hardware). Every cost written is computed again from the model and the plan, under the
+//! cost model and buffer the plan file records: the costs the file records are not trusted,
+//! and a plan that is not a partition of the model is refused. Nothing else in the file changes
 //! ([`fuselage::onnx::metadata::annotate`]), so it imports to the same graph.
 
+use crate::common::{recorded_setting, recost};
 use crate::files::{Files, Kind, read, read_plan, shown, write};
+use crate::registry::Registry;
 use anyhow::{Context, bail};
 use clap::Args;
 use fuselage::cost::{GroupEntry, PlanFile};
@@ -32,7 +36,7 @@ pub struct ExportCmd {
     out: PathBuf,
 }
 
-pub fn run(a: ExportCmd) -> anyhow::Result<()> {
+pub fn run(a: ExportCmd, registry: &Registry) -> anyhow::Result<()> {
     Files::new()
         .input("<MODEL>", Some(&a.model))
         .input("--plan", Some(&a.plan))
@@ -41,19 +45,16 @@ pub fn run(a: ExportCmd) -> anyhow::Result<()> {
     let bytes = read("<MODEL>", &a.model, Kind::Model)?;
     let g = fuselage::onnx::import_bytes(&bytes, &a.model)?;
     let file = read_plan("--plan", &a.plan)?;
-    if file.cost_model.is_empty() {
+    let origin = a.plan.display().to_string();
+    let Some(model) = recorded_setting(&file, registry, &origin)? else {
         bail!(
             "{}: the plan records no costs; cost it first: fuselage cost {} --fusion F --buffer SIZE --plan {} --json > costed.json",
             a.plan.display(),
             a.model.display(),
             a.plan.display()
         );
-    }
-    let plan = file
-        .to_plan(&g)
-        .with_context(|| format!("{}", a.plan.display()))?;
-    g.check_plan(&plan)
-        .with_context(|| format!("{}: not a plan of {}", a.plan.display(), a.model.display()))?;
+    };
+    let file = recost(&g, &file, model.as_ref(), &origin)?;
     let mut props: HashMap<String, Vec<(String, String)>> = HashMap::new();
     for (gi, entry) in file.groups.iter().enumerate() {
         for name in &entry.nodes {

@@ -81,7 +81,7 @@ pub fn shown(path: &Path) -> String {
     if is_stdout(path) {
         "standard output".to_string()
     } else {
-        path.display().to_string()
+        fuselage::ir::escape(&path.display().to_string()).into_owned()
     }
 }
 

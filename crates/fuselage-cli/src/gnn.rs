@@ -10,9 +10,9 @@ use anyhow::Context;
 use clap::Args;
 use fuselage::cost::CostKind;
 use fuselage::gnn::{
-    Checkpoint, CheckpointMeta, Dataset, DatasetConfig, FeatureSet, GnnClassifier, TrainConfig,
-    ValidityModel, classifier_from_bytes, curve_csv, default_device, generate_dataset, plot_curve,
-    save_checkpoint, shipped, train,
+    Checkpoint, CheckpointMeta, Dataset, DatasetConfig, FeatureSet, GnnClassifier, MAX_EPOCHS,
+    TrainConfig, ValidityModel, classifier_from_bytes, curve_csv, default_device, generate_dataset,
+    plot_curve, save_checkpoint, shipped, train,
 };
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
@@ -67,9 +67,9 @@ pub struct TrainCmd {
     /// classifiers read) or `paper`.
     #[arg(long, value_name = "SET", default_value = "broad")]
     features: FeatureSet,
-    /// Epochs.
-    #[arg(long, default_value = "50")]
-    epochs: usize,
+    /// Epochs, 1 to 100000 (`fuselage::gnn::MAX_EPOCHS`).
+    #[arg(long, default_value = "50", value_parser = clap::value_parser!(u64).range(1..=MAX_EPOCHS as u64))]
+    epochs: u64,
     /// Seed of the split, the initialisation and the batch order.
     #[arg(long, allow_hyphen_values = true, default_value = "0")]
     seed: u64,
@@ -107,9 +107,9 @@ pub fn train_cmd(a: TrainCmd) -> anyhow::Result<()> {
         None => generate_dataset(&DatasetConfig::of(a.features, a.seed))?,
     };
     let mut cfg = TrainConfig::of(a.features, k);
-    cfg.epochs = a.epochs;
+    cfg.epochs = usize::try_from(a.epochs)?;
     cfg.seed = a.seed;
-    let bar = ProgressBar::new(a.epochs as u64);
+    let bar = ProgressBar::new(a.epochs);
     bar.set_style(
         ProgressStyle::with_template(
             "{spinner} training {msg} [{bar:40}] epoch {pos}/{len} (eta {eta})",
@@ -124,6 +124,10 @@ pub fn train_cmd(a: TrainCmd) -> anyhow::Result<()> {
             "epoch {:>3}  loss {:.4}  acc {:.4}  val acc {:.4}  val F1 {:.4}",
             e.epoch, e.train_loss, e.train_accuracy, e.val_accuracy, e.val_f1
         ));
+    })
+    .with_context(|| match &a.dataset {
+        Some(p) => format!("--dataset {}", p.display()),
+        None => "training".into(),
     })?;
     bar.finish_and_clear();
     std::fs::create_dir_all(&a.out).with_context(|| format!("--out {}", a.out.display()))?;
@@ -177,12 +181,21 @@ pub fn classify(a: ClassifyCmd, registry: &Registry) -> anyhow::Result<()> {
             let meta =
                 Checkpoint::<CheckpointMeta>::from_parts(&[], &json, &meta.display().to_string())?
                     .meta;
+            let kind = a.group.cost.kind()?;
+            if meta.cost_model != kind {
+                anyhow::bail!(
+                    "--checkpoint {}: a classifier of {}, and --fusion asks for {kind}",
+                    stem.display(),
+                    meta.cost_model
+                );
+            }
             let weights = read(
                 "--checkpoint",
                 &with_ext(stem, "bpk"),
                 Kind::CheckpointWeights,
             )?;
-            classifier_from_bytes(&weights, &meta, &device)?
+            classifier_from_bytes(&weights, &meta, &device)
+                .with_context(|| format!("--checkpoint {}", stem.display()))?
         }
         None => shipped(a.group.cost.kind()?, &device)?,
     };
@@ -204,7 +217,7 @@ pub fn classify(a: ClassifyCmd, registry: &Registry) -> anyhow::Result<()> {
     } else {
         outln!(
             "{} group of {} nodes, {} at β = {} bytes",
-            g.name(),
+            fuselage::ir::escape(g.name()),
             set.len(),
             model.name(),
             beta

@@ -3,6 +3,7 @@
 use crate::common::{describe_config, kib};
 use clap::{Args, Subcommand};
 use fuselage::cost::Accelerator;
+use fuselage::ir::escape;
 
 /// Arguments of `fuselage hw`.
 #[derive(Debug, Args)]
@@ -53,8 +54,8 @@ pub fn run(a: HwCmd) -> anyhow::Result<()> {
                 outln!("{}", text.trim_end())?;
                 return Ok(());
             }
-            outln!("{}", hw.name)?;
-            outln!("  {}", hw.description)?;
+            outln!("{}", escape(&hw.name))?;
+            outln!("  {}", escape(&hw.description))?;
             outln!(
                 "  buffer       {} ({:.1} KiB in all)",
                 describe_config(&hw.config),
@@ -79,7 +80,7 @@ pub fn run(a: HwCmd) -> anyhow::Result<()> {
                 e.buffer_fj_per_byte as f64 / 1e3,
                 e.mac_fj as f64 / 1e3
             )?;
-            outln!("  source       {}", hw.source)?;
+            outln!("  source       {}", escape(&hw.source))?;
         }
     }
     Ok(())

@@ -4,6 +4,7 @@ use crate::common::ModelArgs;
 use crate::files::{Files, shown, write};
 use clap::Args;
 use fuselage::ir::Graph;
+use fuselage::ir::escape;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -99,8 +100,12 @@ pub fn run(a: InspectArgs) -> anyhow::Result<()> {
         outln!("{}", serde_json::to_string_pretty(&s)?)?;
         return Ok(());
     }
-    let inputs: Vec<String> = s.inputs.iter().map(|(n, d)| format!("{n} {d:?}")).collect();
-    outln!("model             {}", s.name)?;
+    let inputs: Vec<String> = s
+        .inputs
+        .iter()
+        .map(|(n, d)| format!("{} {d:?}", escape(n)))
+        .collect();
+    outln!("model             {}", escape(&s.name))?;
     outln!("inputs            {}", inputs.join(", "))?;
     outln!("nodes             {}", s.nodes)?;
     outln!("edges             {}", s.edges)?;
@@ -125,10 +130,11 @@ pub fn run(a: InspectArgs) -> anyhow::Result<()> {
         outln!("  {op:<18}{n}")?;
     }
     if let Some(list) = &s.node_list {
-        let width = list.iter().map(|n| n.name.len()).max().unwrap_or(4).max(4);
+        let names: Vec<_> = list.iter().map(|n| escape(&n.name)).collect();
+        let width = names.iter().map(|n| n.len()).max().unwrap_or(4).max(4);
         outln!("nodes (name, op, output shape)")?;
-        for n in list {
-            outln!("  {:<width$}  {:<18}{:?}", n.name, n.op, n.shape)?;
+        for (n, name) in list.iter().zip(&names) {
+            outln!("  {name:<width$}  {:<18}{:?}", n.op, n.shape)?;
         }
     }
     if let Some(path) = &a.dot {

@@ -133,9 +133,9 @@ pub fn run(cli: Cli, registry: &Registry) -> anyhow::Result<()> {
         Command::Classify(a) => gnn::classify(a, registry),
         Command::Reproduce(a) => reproduce::run(a),
         Command::Explain(a) => explain::run(a, registry),
-        Command::Diff(a) => diff::run(a),
+        Command::Diff(a) => diff::run(a, registry),
         Command::Report(a) => report::run(a, registry),
-        Command::Export(a) => export::run(a),
+        Command::Export(a) => export::run(a, registry),
         Command::Hw(a) => hw::run(a),
         Command::Sweep(a) => sweep::run(a),
     }
@@ -180,7 +180,9 @@ pub fn main_with(registry: &Registry) -> std::process::ExitCode {
             std::process::ExitCode::from(130)
         }
         Err(e) => {
-            eprintln!("error: {e:#}");
+            // Errors quote names from files (nodes, graphs, accelerators, paths): escaped,
+            // so that no name can drive the terminal or split the line.
+            eprintln!("error: {}", fuselage::ir::escape(&format!("{e:#}")));
             std::process::ExitCode::from(1)
         }
     }

@@ -34,6 +34,10 @@ pub struct SweepCmd {
     /// Also draw the curve as an SVG plot (`-`: standard output).
     #[arg(long, value_name = "FILE")]
     svg: Option<PathBuf>,
+    /// Seconds the sweep may take, 0 to 10^6; a sweep cut short is not exact, so it is then
+    /// an error saying how far it got.
+    #[arg(long, value_name = "SECONDS", default_value = "600", value_parser = crate::optimize::seconds)]
+    time_limit: f64,
 }
 
 pub fn run(a: SweepCmd) -> anyhow::Result<()> {
@@ -50,7 +54,8 @@ pub fn run(a: SweepCmd) -> anyhow::Result<()> {
         None => Accelerator::beta_only(CostConfig::new(1)?),
     };
     let g = a.model.load()?;
-    let s = fuselage::pipeline::sweep(&g, kind, &hw, from, to)?;
+    let limit = std::time::Duration::from_secs_f64(a.time_limit);
+    let s = fuselage::pipeline::sweep_within(&g, kind, &hw, from, to, Some(limit))?;
     if let Some(path) = &a.svg {
         let points: Vec<(f64, f64)> = s
             .points
@@ -69,8 +74,8 @@ pub fn run(a: SweepCmd) -> anyhow::Result<()> {
     }
     outln!(
         "{} · {kind} · {} · buffer {:.1} to {:.1} KiB · {} steps, {} breakpoints",
-        g.name(),
-        hw.name,
+        fuselage::ir::escape(g.name()),
+        fuselage::ir::escape(&hw.name),
         kib(from),
         kib(to),
         s.points.len(),

@@ -1161,3 +1161,656 @@ fn a_file_past_its_cap_is_refused_unread() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+// ---------------------------------------------------------------------------------------------
+// Numbers a plan file records are not trusted (issue 33): `diff` and `export` cost the plan
+// again from the model, and refuse a plan that is not a partition of it.
+
+fn json_of(path: &std::path::Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+/// `plan` with its costs forged: a total of 1 byte of DRAM, and 0 for every group.
+fn forge(plan: &std::path::Path, to: &std::path::Path) {
+    let mut v = json_of(plan);
+    v["dram_bytes"] = 1.into();
+    v["fusable_dram_bytes"] = 1.into();
+    for g in v["groups"].as_array_mut().unwrap() {
+        g["dram_bytes"] = 0.into();
+    }
+    std::fs::write(to, v.to_string()).unwrap();
+}
+
+/// `diff` used to subtract the totals the files record: a plan against its own copy with
+/// `"dram_bytes": 1` gave "DRAM B - A: −2.725 MB (−100.00%)". Both are costed again now.
+#[test]
+fn diff_costs_both_plans_again_and_ignores_a_forged_dram() {
+    let dir = scratch("diff-forged");
+    let a = resnet18_plan(&dir);
+    let b = dir.join("forged.json");
+    forge(&a, &b);
+    let real = json_of(&a)["dram_bytes"].as_i64().unwrap();
+    let o = fuselage(&["diff", s(&a), s(&b), "--json"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let d: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(d["dram_delta"], 0, "{d}");
+    assert_eq!(d["dram_b"].as_i64(), Some(real));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains(&format!(
+            "records 1 bytes of DRAM; costed again from resnet18 it is {real}"
+        )),
+        "{err}"
+    );
+    // A plan whose groups are merged is costed too: the delta is the model's, not the file's.
+    let text = fuselage(&["diff", s(&b), s(&a)]);
+    let out = String::from_utf8_lossy(&text.stdout);
+    assert!(out.contains("DRAM B - A: +0 bytes"), "{out}");
+}
+
+/// A plan that is not a partition of the model used to be counted as it was (missing nodes
+/// as 0 bytes); now it is refused in one line, by `diff` and by `export`.
+#[test]
+fn diff_refuses_a_plan_that_is_not_a_partition_of_the_model() {
+    let dir = scratch("diff-partition");
+    let a = resnet18_plan(&dir);
+    let v = json_of(&a);
+    let edit = |name: &str, f: &dyn Fn(&mut Vec<serde_json::Value>)| {
+        let mut w = v.clone();
+        f(w["groups"].as_array_mut().unwrap());
+        let p = dir.join(name);
+        std::fs::write(&p, w.to_string()).unwrap();
+        p
+    };
+    let unknown = edit("unknown.json", &|g| {
+        g[0]["nodes"].as_array_mut().unwrap()[0] = "/no/such/Node".into();
+    });
+    let missing = edit("missing.json", &|g| {
+        g.pop();
+    });
+    let twice = edit("twice.json", &|g| {
+        let first = g[0]["nodes"][0].clone();
+        g[1]["nodes"].as_array_mut().unwrap().push(first);
+    });
+    let e = fails(&["diff", s(&a), s(&unknown)]);
+    assert!(
+        e.contains("unknown.json") && e.contains("/no/such/Node"),
+        "{e}"
+    );
+    let e = fails(&["diff", s(&missing), s(&a)]);
+    assert!(
+        e.contains("missing.json: not a plan of resnet18") && e.contains("in no group"),
+        "{e}"
+    );
+    let e = fails(&["diff", s(&a), s(&twice)]);
+    assert!(e.contains("twice.json: not a plan of resnet18"), "{e}");
+    // The model named by --model is the one the plans must partition.
+    let e = fails(&["diff", s(&a), s(&a), "--model", "vgg16"]);
+    assert!(e.contains("unknown node"), "{e}");
+}
+
+/// `export` used to copy a plan's `"dram_bytes": 1` into the model's metadata; the real value
+/// (2,724,944 at 128 KiB under LBDF on ResNet-18) is written now, the group's too.
+#[test]
+fn export_writes_the_costs_of_the_model_not_those_of_the_file() {
+    let Some(models) = fuselage::onnx::reference_models_dir() else {
+        eprintln!("skipping: FUSELAGE_MODELS not found");
+        return;
+    };
+    let model = models.join("resnet18.onnx");
+    let dir = scratch("export-forged");
+    let plan = dir.join("plan.json");
+    common::optimize_resnet18(
+        &["--search", "random", "--budget", "5", "--no-reference"],
+        &plan,
+    );
+    // The zoo's ResNet-18 has the export's node names: its plan is a plan of the file.
+    let forged = dir.join("forged.json");
+    forge(&plan, &forged);
+    let out = dir.join("fused.onnx");
+    let o = fuselage(&["export", s(&model), "--plan", s(&forged), "--out", s(&out)]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let bytes = std::fs::read(&out).unwrap();
+    let (nodes, props) = fuselage::onnx::metadata::read(&bytes, "fuselage.", &out).unwrap();
+    let summary = &props.iter().find(|(k, _)| k == "fuselage.plan").unwrap().1;
+    let summary: serde_json::Value = serde_json::from_str(summary).unwrap();
+    let real = json_of(&plan);
+    assert_eq!(summary["dram_bytes"], real["dram_bytes"], "{summary}");
+    assert_ne!(summary["dram_bytes"], 1);
+    let first = real["groups"][0]["nodes"][0].as_str().unwrap();
+    let group_dram = &nodes[first]
+        .iter()
+        .find(|(k, _)| k == "fuselage.group_dram_bytes")
+        .unwrap()
+        .1;
+    assert_eq!(
+        group_dram,
+        &real["groups"][0]["dram_bytes"]
+            .as_u64()
+            .unwrap()
+            .to_string()
+    );
+    // A plan that leaves a node out is refused, and nothing is written.
+    let mut v = real.clone();
+    v["groups"].as_array_mut().unwrap().pop();
+    let missing = dir.join("missing.json");
+    std::fs::write(&missing, v.to_string()).unwrap();
+    let never = dir.join("never.onnx");
+    let e = fails(&[
+        "export",
+        s(&model),
+        "--plan",
+        s(&missing),
+        "--out",
+        s(&never),
+    ]);
+    assert!(e.contains("not a plan of"), "{e}");
+    assert!(!never.exists());
+}
+
+// ---------------------------------------------------------------------------------------------
+// Numbers from checkpoints, data sets and flags are range-checked before they size anything,
+// and checkpoints and data sets are checked against what they claim (issue 33).
+
+/// A copy of a shipped checkpoint in `dir` as `stem`, its metadata edited by `edit`.
+fn checkpoint_copy(
+    dir: &std::path::Path,
+    shipped: &str,
+    stem: &str,
+    edit: impl FnOnce(&mut serde_json::Value),
+) -> std::path::PathBuf {
+    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../fuselage-gnn/checkpoints")
+        .join(shipped);
+    std::fs::copy(src.with_extension("bpk"), dir.join(format!("{stem}.bpk"))).unwrap();
+    let mut meta = json_of(&src.with_extension("json"));
+    edit(&mut meta);
+    std::fs::write(dir.join(format!("{stem}.json")), meta.to_string()).unwrap();
+    dir.join(stem)
+}
+
+const CLASSIFY: [&str; 8] = [
+    "classify",
+    "resnet18",
+    "--fusion",
+    "lbdf",
+    "--buffer",
+    "128KiB",
+    "--group",
+    "/conv1/Conv,/relu/Relu",
+];
+
+/// `"layers": 4611686018427387904` used to panic (capacity overflow) and `1000000000` to
+/// abort allocating 320 GB; a BRR checkpoint answered for `--fusion lbdf`.
+#[test]
+fn a_checkpoint_is_checked_against_what_it_claims() {
+    let dir = scratch("checkpoints");
+    for layers in ["4611686018427387904", "1000000000"] {
+        let stem = checkpoint_copy(&dir, "lbdf_broad", &format!("l{layers}"), |m| {
+            m["config"]["layers"] = serde_json::Value::Number(layers.parse().unwrap());
+        });
+        assert_eq!(
+            fails(&with(&CLASSIFY, &["--checkpoint", s(&stem)])),
+            format!(
+                "error: --checkpoint {}: checkpoint: the lbdf classifier: invalid configuration: config.layers is {layers}, not in 1..=32",
+                s(&stem)
+            )
+        );
+    }
+    // A config within the limits that needs more parameters than the weights file holds.
+    let wide = checkpoint_copy(&dir, "lbdf_broad", "wide", |m| {
+        m["config"]["hidden"] = 1024.into();
+        m["config"]["layers"] = 32.into();
+    });
+    let e = fails(&with(&CLASSIFY, &["--checkpoint", s(&wide)]));
+    assert!(
+        e.contains("more than its") && e.contains("bytes of weights can hold"),
+        "{e}"
+    );
+    // The cost model it learnt is the one asked for.
+    let brr = checkpoint_copy(&dir, "brr_broad", "brr", |_| {});
+    assert_eq!(
+        fails(&with(&CLASSIFY, &["--checkpoint", s(&brr)])),
+        format!(
+            "error: --checkpoint {}: a classifier of brr, and --fusion asks for lbdf",
+            s(&brr)
+        )
+    );
+    let mut as_brr = CLASSIFY.to_vec();
+    as_brr[3] = "brr";
+    let o = fuselage(&with(&as_brr, &["--checkpoint", s(&brr)]));
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}
+
+/// `--epochs 18446744073709551615` used to panic and `1000000000` to abort; `0` wrote an
+/// untrained checkpoint.
+#[test]
+fn train_epochs_are_range_checked_at_parse_time() {
+    let dir = scratch("epochs");
+    let out = dir.join("out");
+    for epochs in ["18446744073709551615", "1000000000", "0"] {
+        assert_eq!(
+            fails(&[
+                "train",
+                "--fusion",
+                "lbdf",
+                "--epochs",
+                epochs,
+                "--out",
+                s(&out)
+            ]),
+            format!(
+                "error: invalid value '{epochs}' for '--epochs <EPOCHS>': {epochs} is not in 1..=100000"
+            )
+        );
+    }
+    assert!(!out.join("lbdf.bpk").exists());
+}
+
+/// A data set's records are checked: node ids in range, increasing and connected, one label
+/// per β. `[0,0,0]`, 1,000 labels and disconnected nodes used to train without a word.
+#[test]
+fn a_data_set_is_checked_against_what_it_claims() {
+    let dir = scratch("datasets");
+    let good = dir.join("small.jsonl");
+    let o = fuselage(&[
+        "dataset",
+        "--scale",
+        "0.01",
+        "--features",
+        "paper",
+        "--out",
+        s(&good),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = std::fs::read_to_string(&good).unwrap();
+    let lines = text.lines().count();
+    let five = "[true,true,true,true,true]";
+    let thousand = format!("[{}]", vec!["true"; 1000].join(","));
+    let cases = [
+        (
+            "twice.jsonl",
+            format!(r#"{{"network":"resnet18","nodes":[0,0,0],"lbdf":{five},"brr":{five}}}"#),
+            format!(
+                "line {}: the group of `resnet18` lists node 0 twice",
+                lines + 1
+            ),
+        ),
+        (
+            "labels.jsonl",
+            format!(r#"{{"network":"resnet18","nodes":[0,1],"lbdf":{thousand},"brr":{five}}}"#),
+            format!("line {}: 1000 lbdf labels for 5 buffer sizes", lines + 1),
+        ),
+        (
+            "apart.jsonl",
+            format!(r#"{{"network":"resnet18","nodes":[0,20],"lbdf":{five},"brr":{five}}}"#),
+            "nodes [0, 20] are not connected".to_string(),
+        ),
+        (
+            "range.jsonl",
+            format!(r#"{{"network":"resnet18","nodes":[0,900],"lbdf":{five},"brr":{five}}}"#),
+            "node 900 out of range".to_string(),
+        ),
+    ];
+    for (name, record, expected) in cases {
+        let path = dir.join(name);
+        std::fs::write(&path, format!("{text}{record}\n")).unwrap();
+        let out = dir.join(format!("{name}.out"));
+        let e = fails(&[
+            "train",
+            "--fusion",
+            "lbdf",
+            "--features",
+            "paper",
+            "--epochs",
+            "1",
+            "--dataset",
+            s(&path),
+            "--out",
+            s(&out),
+        ]);
+        assert!(e.contains(s(&path)) && e.contains(&expected), "{name}: {e}");
+    }
+    // Junk is an error naming the file, not an abort.
+    let junk = dir.join("junk.jsonl");
+    std::fs::write(&junk, b"\xff\xfe\x00junk\n").unwrap();
+    let e = fails(&[
+        "train",
+        "--fusion",
+        "lbdf",
+        "--dataset",
+        s(&junk),
+        "--out",
+        s(&dir),
+    ]);
+    assert!(e.starts_with(&format!("error: {}", s(&junk))), "{e}");
+    // The data set as written still trains.
+    let o = fuselage(&[
+        "train",
+        "--fusion",
+        "lbdf",
+        "--features",
+        "paper",
+        "--epochs",
+        "1",
+        "--dataset",
+        s(&good),
+        "--out",
+        s(&dir.join("ok")),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}
+
+// ---------------------------------------------------------------------------------------------
+// The reference optimum honours its limit on any graph size (issue 33).
+
+/// `optimize` on a chain of 30,000 nodes with `--reference-limit 1` used to build the exact
+/// optimiser's tables first, whatever the limit (20,000 nodes: 71 s and 3.67 GB; 30,000:
+/// still growing at 7.8 GB after 60 s). Its order programme and its floor now stop at the
+/// limit, and the summary says the optimum was not proven. (Measured by hand on the debug
+/// build: docs/reliability.md.)
+#[test]
+fn the_reference_optimum_stops_at_its_limit_on_a_huge_chain() {
+    let dir = scratch("huge-chain");
+    let model = dir.join("chain30k.onnx");
+    std::fs::write(&model, common::onnx::relu_chain(30_000)).unwrap();
+    let plan = dir.join("plan.json");
+    let o = fuselage(&[
+        "optimize",
+        s(&model),
+        "--fusion",
+        "lbdf",
+        "--buffer",
+        "128KiB",
+        "--search",
+        "random",
+        "--budget",
+        "5",
+        "--reference-limit",
+        "1",
+        "--out",
+        s(&plan),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("optimum proven") && l.ends_with("no (time limit)")),
+        "{text}"
+    );
+    let nodes = |v: &serde_json::Value| -> usize {
+        v["groups"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|g| g["nodes"].as_array().unwrap().len())
+            .sum()
+    };
+    assert_eq!(nodes(&json_of(&plan)), 30_000);
+    // The exact optimiser as the search stops at its --time-limit with a whole plan.
+    let o = fuselage(&[
+        "optimize",
+        s(&model),
+        "--fusion",
+        "lbdf",
+        "--buffer",
+        "128KiB",
+        "--search",
+        "optimal",
+        "--time-limit",
+        "1",
+        "--quiet",
+        "--out",
+        s(&plan),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(json_of(&plan)["dram_bytes"].is_u64());
+    assert_eq!(nodes(&json_of(&plan)), 30_000);
+    // `sweep` had no limit at all; its --time-limit ends it with one line.
+    assert_eq!(
+        fails(&[
+            "sweep",
+            s(&model),
+            "--fusion",
+            "lbdf",
+            "--from",
+            "32KiB",
+            "--to",
+            "4MiB",
+            "--time-limit",
+            "1"
+        ]),
+        "error: sweep: the time limit passed after 0 steps of the curve"
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// The importer's memory is bounded by the graph, not by the file's junk (issue 33). The files
+// here are smaller variants of the measured ones (docs/reliability.md): each count one past
+// its limit, and a model whose doc strings dwarf it.
+
+/// A one-Relu model around `extra` graph fields, with `doc` as its model doc string.
+fn one_relu(extra: &[u8], node_extra: &[u8], doc: &[u8]) -> Vec<u8> {
+    use common::onnx::{bytes, int, node, value_info};
+    let mut n = node("relu", "Relu", &["x"], "y");
+    n.extend_from_slice(node_extra);
+    let mut g = bytes(1, &n);
+    g.extend(bytes(2, b"g"));
+    g.extend(bytes(11, &value_info("x", &[1, 8, 16, 16])));
+    g.extend(bytes(12, &bytes(1, b"y")));
+    g.extend_from_slice(extra);
+    let opset = [bytes(1, b""), int(2, 17)].concat();
+    [int(1, 8), bytes(6, doc), bytes(8, &opset), bytes(7, &g)].concat()
+}
+
+#[test]
+fn counts_past_the_importers_limits_are_refused_in_one_line() {
+    use common::onnx::bytes;
+    let dir = scratch("onnx-limits");
+    let empty_node = bytes(1, b"");
+    let empty_initializer = bytes(5, b"");
+    let empty_attribute = bytes(5, b"");
+    let cases = [
+        (
+            "nodes.onnx",
+            one_relu(&empty_node.repeat(250_001), b"", b""),
+            "the graph has more than 250000 nodes, the importer's limit",
+        ),
+        (
+            "initializers.onnx",
+            one_relu(&empty_initializer.repeat(100_001), b"", b""),
+            "the graph has more than 100000 initializers, the importer's limit",
+        ),
+        (
+            "attributes.onnx",
+            one_relu(b"", &empty_attribute.repeat(1_001), b""),
+            "a node has more than 1000 attributes, the importer's limit",
+        ),
+    ];
+    for (name, file, why) in cases {
+        let path = dir.join(name);
+        std::fs::write(&path, file).unwrap();
+        assert_eq!(
+            fails(&["inspect", s(&path)]),
+            format!("error: {}: malformed ONNX model: {why}", s(&path))
+        );
+    }
+    // Doc strings are never read: 32 MB of them, at every level, import as if absent.
+    let doc = vec![b'd'; 8 << 20];
+    let path = dir.join("doc.onnx");
+    std::fs::write(&path, one_relu(&bytes(10, &doc), &bytes(6, &doc), &doc)).unwrap();
+    let plain = dir.join("plain.onnx");
+    std::fs::write(&plain, one_relu(b"", b"", b"")).unwrap();
+    let fingerprint = |p: &std::path::Path| {
+        let o = fuselage(&["inspect", s(p), "--json"]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        v["fingerprint"].clone()
+    };
+    assert_eq!(fingerprint(&path), fingerprint(&plain));
+}
+
+/// A node called like the graph input it reads is valid ONNX; it used to be refused as
+/// "duplicate node name `x`".
+#[test]
+fn a_node_called_like_a_graph_input_imports() {
+    use common::onnx::{bytes, model, node, value_info};
+    let dir = scratch("onnx-names");
+    let mut g = bytes(1, &node("x", "Relu", &["x"], "y"));
+    g.extend(bytes(2, b"g"));
+    g.extend(bytes(11, &value_info("x", &[1, 8, 16, 16])));
+    g.extend(bytes(12, &bytes(1, b"y")));
+    let path = dir.join("names.onnx");
+    std::fs::write(&path, model(&g)).unwrap();
+    let o = fuselage(&["inspect", s(&path), "--nodes"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.contains("inputs            x [1, 8, 16, 16]"),
+        "{text}"
+    );
+    assert!(
+        text.lines()
+            .any(|l| l.trim_start().starts_with("x ") && l.contains("Relu")),
+        "{text}"
+    );
+    let o = fuselage(&[
+        "cost",
+        s(&path),
+        "--fusion",
+        "lbdf",
+        "--buffer",
+        "128KiB",
+        "--group",
+        "x",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Names from files are escaped wherever they are printed (issue 33).
+
+/// Characters a name must never bring raw to a terminal: ESC (colours, cursor moves, a
+/// cleared screen), U+202E (the rest of the line shown right to left) and NUL.
+fn assert_no_raw_controls(what: &str, out: &[u8]) {
+    let text = String::from_utf8_lossy(out);
+    for bad in ['\u{1b}', '\u{202e}', '\0'] {
+        assert!(!text.contains(bad), "{what}: a raw {bad:?} in {text:?}");
+    }
+}
+
+#[test]
+fn control_characters_in_names_are_escaped_on_the_terminal_and_in_errors() {
+    use common::onnx::{bytes, model, node, value_info};
+    let dir = scratch("control-names");
+    let (evil, nul) = ("e\u{1b}[31m\u{202e}\nv", "z\0z");
+    let input = "x\u{1b}]0;title\u{7}";
+    let mut g = bytes(1, &node("<!--<script>", "Relu", &[input], "t0"));
+    g.extend(bytes(1, &node(evil, "Relu", &["t0"], "t1")));
+    g.extend(bytes(1, &node(nul, "Relu", &["t1"], "t2")));
+    g.extend(bytes(2, b"g"));
+    g.extend(bytes(11, &value_info(input, &[1, 8, 16, 16])));
+    g.extend(bytes(12, &bytes(1, b"t2")));
+    // The graph is named after its file, whose name carries an ESC too.
+    let path = dir.join("ev\u{1b}[2Jil.onnx");
+    std::fs::write(&path, model(&g)).unwrap();
+    let escaped = r"e\u{1b}[31m\u{202e}\nv";
+    let inspect = fuselage(&["inspect", s(&path), "--nodes"]);
+    assert!(inspect.status.success());
+    assert_no_raw_controls("inspect", &inspect.stdout);
+    let text = String::from_utf8_lossy(&inspect.stdout);
+    assert!(text.contains(escaped) && text.contains(r"z\0z"), "{text}");
+    assert!(text.contains(r"ev\u{1b}[2Jil") && text.contains(r"x\u{1b}]0;title\u{7}"));
+    let group = format!("<!--<script>,{evil}");
+    let cost = ["cost", s(&path), "--fusion", "lbdf", "--buffer", "128KiB"];
+    let o = fuselage(&with(&cost, &["--group", &group]));
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_no_raw_controls("cost", &o.stdout);
+    assert!(String::from_utf8_lossy(&o.stdout).contains(escaped));
+    let o = fuselage(&[
+        "explain",
+        s(&path),
+        "--fusion",
+        "lbdf",
+        "--buffer",
+        "1KiB",
+        "--group",
+        &group,
+        "--explainer",
+        "cost",
+    ]);
+    assert_no_raw_controls("explain", &o.stdout);
+    assert_no_raw_controls("explain", &o.stderr);
+    let plan = dir.join("plan.json");
+    let o = fuselage(&[
+        "optimize",
+        s(&path),
+        "--fusion",
+        "lbdf",
+        "--buffer",
+        "128KiB",
+        "--search",
+        "random",
+        "--budget",
+        "3",
+        "--no-reference",
+        "--out",
+        s(&plan),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_no_raw_controls("optimize", &o.stdout);
+    assert!(String::from_utf8_lossy(&o.stdout).starts_with(r"ev\u{1b}[2Jil · lbdf"));
+    // Errors quoting a name: one line, escaped.
+    let o = fuselage(&with(&cost, &["--group", "q\u{1b}[31m\u{202e}"]));
+    assert_no_raw_controls("an unknown node", &o.stderr);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains(r"q\u{1b}[31m\u{202e}"), "{err}");
+    // An accelerator's TOML `name`, shown by `hw show` and in the optimize header.
+    let preset = fuselage(&["hw", "show", "nvdla-small", "--toml"]);
+    let toml = String::from_utf8_lossy(&preset.stdout).replace(
+        "name = \"nvdla-small\"",
+        "name = \"hw\\u001b[31m\\u202e\\nname\"",
+    );
+    let hw = dir.join("hw.toml");
+    std::fs::write(&hw, toml).unwrap();
+    let o = fuselage(&["hw", "show", s(&hw)]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_no_raw_controls("hw show", &o.stdout);
+    assert!(String::from_utf8_lossy(&o.stdout).starts_with(r"hw\u{1b}[31m\u{202e}\nname"));
+    let o = fuselage(&[
+        "optimize",
+        s(&path),
+        "--fusion",
+        "lbdf",
+        "--hw",
+        s(&hw),
+        "--search",
+        "random",
+        "--budget",
+        "3",
+        "--no-reference",
+        "--out",
+        s(&plan),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_no_raw_controls("optimize --hw", &o.stdout);
+    // The report survives `<!--<script>`: no comment opens, its data is whole.
+    let html = dir.join("report.html");
+    let o = fuselage(&[
+        "report",
+        s(&path),
+        "--fusion",
+        "lbdf",
+        "--buffer",
+        "128KiB",
+        "--plan",
+        s(&plan),
+        "--out",
+        s(&html),
+        "--no-sweep",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(!page.contains("<!--"), "a comment opens in the report");
+    assert!(page.contains(r"\u003c!--\u003cscript\u003e"));
+}

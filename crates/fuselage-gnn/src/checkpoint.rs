@@ -266,12 +266,29 @@ pub fn classifier_from_bytes(
 
 fn classifier(ck: Checkpoint<CheckpointMeta>, device: &Device) -> Result<GnnClassifier> {
     let (config, kind) = (ck.meta.config, ck.meta.cost_model);
+    if kind == CostKind::Tiled {
+        return Err(GnnError::Checkpoint(format!(
+            "a classifier of `{kind}`: classifiers learn lbdf and brr only"
+        )));
+    }
     if config.features != config.feature_set.dim() {
         return Err(GnnError::Checkpoint(format!(
             "the {kind} classifier reads {} features, but its feature set `{}` has {}",
             config.features,
             config.feature_set,
             config.feature_set.dim()
+        )));
+    }
+    config
+        .check()
+        .map_err(|e| GnnError::Checkpoint(format!("the {kind} classifier: {e}")))?;
+    // Each parameter takes at least 2 bytes of the weights file: a config that claims more
+    // than the file can hold is refused before the network is allocated.
+    let need = config.parameters();
+    if need > ck.weights.len() as u64 / 2 {
+        return Err(GnnError::Checkpoint(format!(
+            "the {kind} classifier's config has {need} parameters, more than its {} bytes of weights can hold",
+            ck.weights.len()
         )));
     }
     let model = ck.module(config.init(device), &format!("the {kind} classifier"))?;

@@ -187,6 +187,56 @@ impl GroupRecord {
     }
 }
 
+/// The largest β a data set may label, in KiB: 1 TiB, the largest buffer a
+/// [`CostConfig`](fuselage_cost::CostConfig) takes.
+pub const MAX_BETA_KIB: u64 = 1 << 30;
+
+impl DatasetConfig {
+    /// Checks the β the labels are for: at least one, each 1 KiB to [`MAX_BETA_KIB`].
+    fn check_betas(&self) -> std::result::Result<(), String> {
+        if self.betas_kib.is_empty() {
+            return Err("betas_kib is empty: the labels are for no buffer size".into());
+        }
+        match self.betas_kib.iter().find(|&&b| b == 0 || b > MAX_BETA_KIB) {
+            Some(b) => Err(format!(
+                "betas_kib has {b}, not a buffer size in 1..={MAX_BETA_KIB} KiB"
+            )),
+            None => Ok(()),
+        }
+    }
+}
+
+impl GroupRecord {
+    /// Checks what the record says of itself: at least one node, node ids increasing (so
+    /// none twice), and one label per β of each cost model (`betas` of them).
+    fn check(&self, betas: usize) -> std::result::Result<(), String> {
+        if self.nodes.is_empty() {
+            return Err(format!("the group of `{}` has no node", self.network));
+        }
+        if let Some(w) = self.nodes.windows(2).find(|w| w[0] >= w[1]) {
+            return Err(format!(
+                "the group of `{}` lists node {} {}: node ids must increase, each once",
+                self.network,
+                w[1],
+                if w[0] == w[1] {
+                    "twice"
+                } else {
+                    "out of order"
+                }
+            ));
+        }
+        for (kind, labels) in [("lbdf", &self.lbdf), ("brr", &self.brr)] {
+            if labels.len() != betas {
+                return Err(format!(
+                    "{} {kind} labels for {betas} buffer sizes (betas_kib)",
+                    labels.len()
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
 /// A generated (or loaded) data set.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Dataset {
@@ -366,7 +416,9 @@ impl Dataset {
     /// Reads a data set written by [`Dataset::save`].
     ///
     /// # Errors
-    /// [`GnnError::Io`], or [`GnnError::Parse`] naming the line.
+    /// [`GnnError::Io`], or [`GnnError::Parse`] naming the line: for text that is not a data
+    /// set, a β of 0 or past [`MAX_BETA_KIB`], a group with no node or a node twice, or a
+    /// record whose label count is not the number of β.
     pub fn load(path: impl AsRef<Path>) -> Result<Self> {
         let path = path.as_ref();
         let f = std::fs::File::open(path).map_err(|e| GnnError::io(path, e))?;
@@ -382,13 +434,19 @@ impl Dataset {
             if line.trim().is_empty() {
                 continue;
             }
-            if config.is_none() {
-                config =
-                    Some(serde_json::from_str(&line).map_err(|e| parse(i + 1, e.to_string()))?);
-            } else {
-                let r: GroupRecord =
-                    serde_json::from_str(&line).map_err(|e| parse(i + 1, e.to_string()))?;
-                groups.push(r);
+            match &config {
+                None => {
+                    let c: DatasetConfig =
+                        serde_json::from_str(&line).map_err(|e| parse(i + 1, e.to_string()))?;
+                    c.check_betas().map_err(|m| parse(i + 1, m))?;
+                    config = Some(c);
+                }
+                Some(c) => {
+                    let r: GroupRecord =
+                        serde_json::from_str(&line).map_err(|e| parse(i + 1, e.to_string()))?;
+                    r.check(c.betas_kib.len()).map_err(|m| parse(i + 1, m))?;
+                    groups.push(r);
+                }
             }
         }
         let config = config.ok_or_else(|| parse(1, "empty file".into()))?;
@@ -399,7 +457,7 @@ impl Dataset {
     ///
     /// # Errors
     /// [`GnnError::Zoo`] for an unknown network, [`GnnError::BadGroup`] for a record whose
-    /// nodes do not fit its network.
+    /// nodes do not fit its network or are not connected in it.
     pub fn encode(&self, kind: CostKind) -> Result<EncodedDataset> {
         let graphs = build_graphs(self.groups.iter().map(|r| r.network.as_str()))?;
         let encoded = self
@@ -414,6 +472,12 @@ impl Dataset {
                     });
                 }
                 let set = NodeSet::from_ids(g.len(), r.nodes.iter().map(|&n| NodeId(n)));
+                if !g.is_connected_set(&set) {
+                    return Err(GnnError::BadGroup {
+                        graph: r.network.clone(),
+                        reason: format!("nodes {:?} are not connected: a fusion group is", r.nodes),
+                    });
+                }
                 GroupGraph::new(g, &set)
             })
             .collect::<Result<Vec<_>>>()?;

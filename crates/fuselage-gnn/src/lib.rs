@@ -64,7 +64,8 @@ pub use checkpoint::{
 pub use compress::CompressedBatch;
 pub use dataset::{
     BETAS_KIB, Dataset, DatasetConfig, EncodedDataset, FAMILIES, GroupRecord, HELD_OUT_NETWORKS,
-    KEPT_OUT, MODERN_NETWORKS, PAPER_NETWORKS, Sample, family_networks, generate_dataset,
+    KEPT_OUT, MAX_BETA_KIB, MODERN_NETWORKS, PAPER_NETWORKS, Sample, family_networks,
+    generate_dataset,
 };
 pub use error::{GnnError, Result};
 pub use explainable::ExplainableModel;
@@ -72,10 +73,12 @@ pub use features::{BROAD_EXTRA, FEATURE_DIM, FeatureSet, GraphBatch, GroupGraph}
 /// The built-in cost models, which label the data set (defined in `fuselage-cost`).
 pub use fuselage_cost::CostKind;
 pub use grad::Trace;
-pub use model::{ExactValidity, Gnn, GnnClassifier, GnnConfig, GraphConv, ValidityModel};
+pub use model::{
+    ExactValidity, Gnn, GnnClassifier, GnnConfig, GraphConv, MAX_HIDDEN, MAX_LAYERS, ValidityModel,
+};
 pub use train::{
-    Confusion, EpochStats, Split, TrainConfig, TrainReport, curve_csv, evaluate, plot_curve,
-    split_samples, train, train_encoded,
+    Confusion, EpochStats, MAX_EPOCHS, Split, TrainConfig, TrainReport, curve_csv, evaluate,
+    plot_curve, split_samples, train, train_encoded,
 };
 
 use burn::tensor::Device;

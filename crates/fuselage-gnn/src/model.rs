@@ -56,7 +56,61 @@ impl Default for GnnConfig {
     }
 }
 
+/// The most GraphConv layers a [`GnnConfig`] may have (the shipped classifiers have 4).
+pub const MAX_LAYERS: usize = 32;
+/// The widest hidden layer a [`GnnConfig`] may have (the shipped classifiers have 128).
+pub const MAX_HIDDEN: usize = 1024;
+
 impl GnnConfig {
+    /// The number of parameters (weights and biases) of the network this describes
+    /// (saturating at `u64::MAX`: a checkpoint's numbers are a file's).
+    pub fn parameters(&self) -> u64 {
+        let (f, h, l) = (self.features as u64, self.hidden as u64, self.layers as u64);
+        let linear =
+            |inputs: u64, bias: bool| inputs.saturating_mul(h).saturating_add(u64::from(bias) * h);
+        let first = if l == 0 {
+            0
+        } else {
+            linear(f, true).saturating_add(linear(f, false))
+        };
+        let rest = l
+            .saturating_sub(1)
+            .saturating_mul(linear(h, true).saturating_add(linear(h, false)));
+        first
+            .saturating_add(rest)
+            .saturating_add(linear(h, true))
+            .saturating_add(h.saturating_add(1))
+    }
+
+    /// Checks the shape before anything is allocated for it: 1 to [`MAX_LAYERS`] layers, 1
+    /// to [`MAX_HIDDEN`] hidden units, and as many features as its feature set has. A
+    /// checkpoint's metadata is a file: its numbers size the network.
+    ///
+    /// # Errors
+    /// [`GnnError::Config`](crate::GnnError::Config) naming the field.
+    pub fn check(&self) -> crate::Result<()> {
+        let bad = |what: &str, value: usize, max: usize| {
+            Err(crate::GnnError::Config(format!(
+                "config.{what} is {value}, not in 1..={max}"
+            )))
+        };
+        if !(1..=MAX_LAYERS).contains(&self.layers) {
+            return bad("layers", self.layers, MAX_LAYERS);
+        }
+        if !(1..=MAX_HIDDEN).contains(&self.hidden) {
+            return bad("hidden", self.hidden, MAX_HIDDEN);
+        }
+        if self.features != self.feature_set.dim() {
+            return Err(crate::GnnError::Config(format!(
+                "config.features is {}, but the feature set `{}` has {}",
+                self.features,
+                self.feature_set,
+                self.feature_set.dim()
+            )));
+        }
+        Ok(())
+    }
+
     /// Four layers of 128 over the features of `set`.
     pub fn over(set: FeatureSet) -> Self {
         GnnConfig {

@@ -25,6 +25,10 @@ use serde::{Deserialize, Serialize};
 use std::path::Path;
 use std::time::Instant;
 
+/// The most epochs [`train`] runs: a bound on the learning curve it keeps, and far more than
+/// the 50 the shipped classifiers were trained for.
+pub const MAX_EPOCHS: usize = 100_000;
+
 /// How to train a classifier.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct TrainConfig {
@@ -314,6 +318,13 @@ pub fn train_encoded(
     if cfg.batch_size == 0 {
         return Err(GnnError::Config("batch size 0".into()));
     }
+    if !(1..=MAX_EPOCHS).contains(&cfg.epochs) {
+        return Err(GnnError::Config(format!(
+            "{} epochs, not in 1..={MAX_EPOCHS}",
+            cfg.epochs
+        )));
+    }
+    cfg.model.check()?;
     let split = split_samples(data, cfg.split, cfg.seed);
     if split.train.is_empty() || split.val.is_empty() {
         return Err(GnnError::Config(format!(

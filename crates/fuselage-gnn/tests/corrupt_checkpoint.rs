@@ -45,3 +45,23 @@ fn a_feature_set_that_does_not_match_the_width_is_an_error() {
         "checkpoint: the lbdf classifier reads 50 features, but its feature set `broad` has 64"
     );
 }
+
+/// The parameter count a checkpoint's config implies, which its weights file must be able to
+/// hold, is the network's; absurd configs saturate instead of overflowing.
+#[test]
+fn a_configs_parameter_count_is_the_networks() {
+    use burn::module::Module;
+    use fuselage_gnn::GnnConfig;
+    for set in [FeatureSet::Paper, FeatureSet::Broad] {
+        let config = GnnConfig::over(set);
+        let net = config.init(&default_device());
+        assert_eq!(config.parameters(), net.num_params() as u64);
+    }
+    let absurd = GnnConfig {
+        layers: 4_611_686_018_427_387_904,
+        hidden: usize::MAX,
+        ..GnnConfig::over(FeatureSet::Broad)
+    };
+    assert_eq!(absurd.parameters(), u64::MAX);
+    assert!(absurd.check().is_err());
+}

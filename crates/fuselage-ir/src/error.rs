@@ -113,7 +113,7 @@ pub enum IrError {
         second: usize,
     },
     /// Nodes that no group of a plan covers.
-    #[error("the plan leaves {} node(s) in no group: {}", .nodes.len(), .nodes.join(", "))]
+    #[error("the plan leaves {} node(s) in no group: {}", .nodes.len(), first_names(.nodes))]
     Uncovered {
         /// The uncovered nodes.
         nodes: Vec<String>,
@@ -145,4 +145,20 @@ pub fn closest_hint(closest: &[String]) -> String {
             format!("; did you mean {} or `{last}`?", init.join(", "))
         }
     }
+}
+
+/// At most the first ten of `names`, and how many more: an error about a plan of a graph of
+/// tens of thousands of nodes stays a line.
+fn first_names(names: &[String]) -> String {
+    const SHOWN: usize = 10;
+    let mut out = names
+        .iter()
+        .take(SHOWN)
+        .map(String::as_str)
+        .collect::<Vec<_>>()
+        .join(", ");
+    if names.len() > SHOWN {
+        out.push_str(&format!(" and {} more", names.len() - SHOWN));
+    }
+    out
 }

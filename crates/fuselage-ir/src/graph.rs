@@ -178,7 +178,7 @@ impl Graph {
             .collect()
     }
 
-    /// The node or input called `name`.
+    /// The node or input called `name` (the node, where a node and an input share it).
     pub fn source_of(&self, name: &str) -> Option<Source> {
         self.by_name.get(name).copied()
     }
@@ -450,12 +450,20 @@ impl GraphBuilder {
         Ok(s)
     }
 
+    /// Records `name` for `s`. Graph inputs and nodes have names of their own, as in ONNX,
+    /// where a node may be called like a graph input: two inputs or two nodes of one name
+    /// are an error, a node and an input are not, and the name then looks up the node.
     fn claim(&mut self, name: &str, s: Source) -> Result<()> {
-        if self.by_name.contains_key(name) {
-            return Err(IrError::DuplicateName(name.to_string()));
+        match self.by_name.get(name) {
+            Some(Source::Node(_)) if s.node().is_none() => Ok(()),
+            Some(old) if old.node().is_some() == s.node().is_some() => {
+                Err(IrError::DuplicateName(name.to_string()))
+            }
+            _ => {
+                self.by_name.insert(name.to_string(), s);
+                Ok(())
+            }
         }
-        self.by_name.insert(name.to_string(), s);
-        Ok(())
     }
 
     /// The shape of a source added so far.
@@ -561,7 +569,7 @@ impl GraphBuilder {
         self
     }
 
-    /// The source called `name`.
+    /// The source called `name` (the node, where a node and an input share it).
     pub fn source(&self, name: &str) -> Option<Source> {
         self.by_name.get(name).copied()
     }

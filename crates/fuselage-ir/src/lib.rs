@@ -22,6 +22,8 @@
 //!   searches, splitters, explainers) of the other crates, with one spelling each.
 //! - JSON ([`Graph::to_json`] / [`Graph::from_json`]), DOT ([`Graph::to_dot`]) and a structural
 //!   [`Graph::fingerprint`].
+//! - [`escape`]: names from files with their control and bidirectional characters escaped,
+//!   for terminals and errors.
 //!
 //! This crate depends on no other crate of ours, nor on burn or tract.
 #![warn(missing_docs)]
@@ -43,6 +45,7 @@ pub mod plan_graph;
 pub mod rows;
 pub mod sample;
 mod shape;
+mod text;
 
 pub use error::{IrError, Result, closest_hint};
 pub use graph::{Graph, GraphBuilder, GraphInput, MAX_ELEMENTS, Node};
@@ -54,6 +57,7 @@ pub use plan::Plan;
 pub use plan_graph::{GroupId, PlanGraph};
 pub use rows::{POINTWISE, RowInput, RowRead};
 pub use shape::TensorShape;
+pub use text::{escape, is_unprintable};
 
 #[doc(hidden)]
 pub use serde as __serde;

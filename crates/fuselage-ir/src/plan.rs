@@ -326,4 +326,21 @@ mod tests {
             "the plan's groups form a cycle: group 0 -> group 1 -> group 0"
         );
     }
+
+    /// A plan that leaves most of a large graph out used to list every node in one error.
+    #[test]
+    fn an_error_about_many_uncovered_nodes_names_ten() {
+        use crate::{GraphBuilder, Op, TensorShape};
+        let mut b = GraphBuilder::new("chain");
+        let mut prev = b.input("x", TensorShape::nchw(1, 2, 2)).unwrap();
+        for i in 0..30 {
+            prev = b.node(format!("n{i}"), Op::Relu, &[prev]).unwrap();
+        }
+        let g = b.finish().unwrap();
+        let plan = Plan::new(vec![NodeSet::singleton(g.len(), NodeId(0))]);
+        assert_eq!(
+            g.check_plan(&plan).unwrap_err().to_string(),
+            "the plan leaves 29 node(s) in no group: n1, n2, n3, n4, n5, n6, n7, n8, n9, n10 and 19 more"
+        );
+    }
 }

@@ -123,18 +123,11 @@ fn list_unsupported(ops: &[UnsupportedOp]) -> String {
         .join(", ")
 }
 
-/// `text` with its control characters escaped (`\n`, `\u{1b}`): names in a file are
-/// arbitrary strings, and an error must stay one line.
+/// `text` with its control and bidirectional characters escaped (`\n`, `\u{1b}`,
+/// `\u{202e}`): names in a file are arbitrary strings, and an error must stay one line
+/// ([`fuselage_ir::escape`], the one helper every crate prints names through).
 pub(crate) fn one_line(text: &str) -> String {
-    text.chars()
-        .map(|c| {
-            if c.is_control() {
-                c.escape_debug().to_string()
-            } else {
-                c.to_string()
-            }
-        })
-        .collect()
+    fuselage_ir::escape(text).into_owned()
 }
 
 /// `Result` with [`OnnxError`].

@@ -254,6 +254,10 @@ impl Importer {
                 path: path.to_path_buf(),
                 reason,
             },
+            SlimError::Limit(reason) => OnnxError::Malformed {
+                path: path.to_path_buf(),
+                reason,
+            },
         })?;
         let proto = tract_onnx::onnx()
             .proto_model_for_read(&mut &slim.bytes[..])

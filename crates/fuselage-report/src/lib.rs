@@ -312,12 +312,12 @@ fn draw(g: &Graph, plan: &Plan) -> String {
         let label = format!(
             "{} · {}",
             node.op.kind().name(),
-            fuselage_explain::render::short_name(&node.name, 28)
+            fuselage_explain::render::short_name(&fuselage_ir::escape(&node.name), 28)
         );
         let look = StyleAttr::new(Color::fast("black"), 1, Some(Color::new(colour(gi))), 4, 11);
         let props = format!(
             "class=\"node\" data-group=\"{gi}\" data-node=\"{}\"",
-            escape_attr(&node.name)
+            escape_attr(&fuselage_ir::escape(&node.name))
         );
         let elem = Element::create_with_properties(
             ShapeKind::new_box(&label),
@@ -338,9 +338,26 @@ fn draw(g: &Graph, plan: &Plan) -> String {
     svg.finalize()
 }
 
+/// `data` as JSON that no text can end or derail inside a script element: `<`, `>` and `&`
+/// occur only inside its strings, where they are written `\u003c`, `\u003e`, `\u0026`. A
+/// node named `<!--<script>` would otherwise put the HTML parser in the script's "double
+/// escaped" state, where `</script>` no longer ends it, and the page's script vanished.
+fn embedded_json(data: &Value) -> String {
+    let text = data.to_string();
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '<' => out.push_str("\\u003c"),
+            '>' => out.push_str("\\u003e"),
+            '&' => out.push_str("\\u0026"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
 fn page(data: &Value, drawing: &str) -> String {
-    // `</` cannot appear inside the script element's JSON.
-    let json = data.to_string().replace("</", "<\\/");
+    let json = embedded_json(data);
     format!(
         r#"<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
@@ -434,4 +451,27 @@ else{{document.getElementById('sweep-title').style.display='none'}}
 </body></html>
 "#
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The report used to embed names raw: `<!--<script>` made its script vanish (a blank
+    /// heading and an empty table).
+    #[test]
+    fn no_name_can_end_or_derail_the_embedded_data() {
+        let hostile = "<!--<script></script>&amp;\u{1b}";
+        let data = serde_json::json!({ "name": hostile, "nodes": [hostile, "<!--"] });
+        let html = page(&data, "");
+        assert!(!html.contains("<!--"), "a comment opens in the page");
+        assert_eq!(
+            html.matches("<script").count(),
+            html.matches("</script>").count()
+        );
+        let start = html.find(r#"id="data">"#).unwrap() + r#"id="data">"#.len();
+        let end = start + html[start..].find("</script>").unwrap();
+        let back: Value = serde_json::from_str(&html[start..end]).unwrap();
+        assert_eq!(back, data);
+    }
 }

@@ -42,6 +42,7 @@ use crate::problem::Problem;
 use fuselage_cost::TileFloor;
 use fuselage_ir::{Graph, NodeId, NodeSet, Source};
 use std::collections::VecDeque;
+use std::time::Instant;
 
 /// What the rest of a plan must move beyond the compulsory bound (see the module docs).
 #[derive(Clone, Debug, Default)]
@@ -60,13 +61,30 @@ pub struct RestFloor {
     ab: u64,
 }
 
+/// The largest graph [`RestFloor`] is built for: its reachability tables take `n²/4` bytes,
+/// 64 MiB at 16,384 nodes (twelve times the zoo's largest graph, TinyLlama's 1,328). A larger
+/// graph gets the empty floor (no rereads, no cuts), which is a floor still, only a weaker
+/// one.
+pub const MAX_FLOOR_NODES: usize = 1 << 14;
+
 impl RestFloor {
-    /// The floor of `p`'s graph for plans whose groups have at most `max_group` nodes.
+    /// The floor of `p`'s graph for plans whose groups have at most `max_group` nodes (the
+    /// empty floor past [`MAX_FLOOR_NODES`]).
     ///
     /// # Errors
     /// When the cost model fails.
     pub fn of(p: &Problem<'_>, max_group: usize) -> Result<RestFloor> {
         Self::within(p, max_group, &[])
+    }
+
+    /// [`RestFloor::of`], given up for the empty floor if it is not done by `deadline`: its
+    /// work grows with the graph's nodes times its spans, which on a graph of tens of
+    /// thousands of nodes is minutes.
+    ///
+    /// # Errors
+    /// When the cost model fails.
+    pub fn of_by(p: &Problem<'_>, max_group: usize, deadline: Instant) -> Result<RestFloor> {
+        Ok(Self::build(p, max_group, &[], Some(deadline))?.unwrap_or_default())
     }
 
     /// [`RestFloor::of`] with only the spans that lie inside one of `regions` (all spans when
@@ -76,8 +94,22 @@ impl RestFloor {
     /// # Errors
     /// When the cost model fails.
     pub fn within(p: &Problem<'_>, max_group: usize, regions: &[NodeSet]) -> Result<RestFloor> {
+        Ok(Self::build(p, max_group, regions, None)?.unwrap_or_default())
+    }
+
+    /// [`RestFloor::within`], or `None` past [`MAX_FLOOR_NODES`] or once `deadline` passes.
+    fn build(
+        p: &Problem<'_>,
+        max_group: usize,
+        regions: &[NodeSet],
+        deadline: Option<Instant>,
+    ) -> Result<Option<RestFloor>> {
         let g = p.graph();
         let n = g.len();
+        if n > MAX_FLOOR_NODES {
+            return Ok(None);
+        }
+        let late = || deadline.is_some_and(|d| Instant::now() >= d);
         let tiles = p.model().tile_floor(g)?;
         let rereads = tiles
             .as_ref()
@@ -110,42 +142,51 @@ impl RestFloor {
         };
         let inside =
             |span: &NodeSet| regions.is_empty() || regions.iter().any(|r| span.is_subset(r));
-        let mut spans: Vec<(u64, NodeId, NodeSet)> = Vec::new();
+        // Each span as (value, size, first, last): the node set is made again when needed,
+        // so that the list takes memory in the spans, not in the spans times the graph.
+        let mut spans: Vec<(u64, usize, NodeId, NodeId)> = Vec::new();
         for u in g.node_ids() {
+            if late() {
+                return Ok(None);
+            }
             for w in net_consumers(g, u) {
                 let span = span_of(u, w);
                 if inside(&span) {
-                    spans.push((worth(&span, u, w)?.0, u, span));
+                    spans.push((worth(&span, u, w)?.0, span.len(), u, w));
                 }
             }
         }
         for (i, &u) in necks.iter().enumerate() {
+            if late() {
+                return Ok(None);
+            }
             for &w in &necks[i + 1..] {
                 let span = span_of(u, w);
                 if !inside(&span) {
                     break;
                 }
                 let (value, forced) = worth(&span, u, w)?;
-                spans.push((value, u, span));
+                spans.push((value, span.len(), u, w));
                 if forced {
                     break;
                 }
             }
         }
-        spans.sort_by(|a, b| {
-            b.0.cmp(&a.0)
-                .then(a.2.len().cmp(&b.2.len()))
-                .then(a.1.cmp(&b.1))
-        });
+        spans.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2)));
         let mut taken = NodeSet::new(n);
         let mut cuts = vec![0; n];
         let mut starts = Vec::new();
-        for (cut, u, mut span) in spans {
-            // The span's last node may be cut by another span; its others are this span's.
-            if let Some(w) = span.iter().last() {
-                span.remove(w);
+        for (cut, _, u, w) in spans {
+            if cut == 0 {
+                continue;
             }
-            if cut > 0 && span.is_disjoint(&taken) {
+            if late() {
+                return Ok(None);
+            }
+            // The span's last node may be cut by another span; its others are this span's.
+            let mut span = span_of(u, w);
+            span.remove(w);
+            if span.is_disjoint(&taken) {
                 taken.union_with(&span);
                 cuts[u.index()] = cut;
                 let mut up = anc[u.index()].clone();
@@ -153,14 +194,14 @@ impl RestFloor {
                 starts.push((u, up));
             }
         }
-        Ok(RestFloor {
+        Ok(Some(RestFloor {
             tiles,
             rereads,
             cuts,
             starts,
             bytes,
             ab,
-        })
+        }))
     }
 
     /// Bytes the rest of the graph moves beyond the compulsory bound once the down-set

@@ -33,12 +33,12 @@ mod problem;
 mod random;
 mod strategy;
 
-pub use bound::RestFloor;
+pub use bound::{MAX_FLOOR_NODES, RestFloor};
 pub use error::{Result, SearchError};
 pub use kind::SearchKind;
 pub use local::LocalSearch;
 pub use nsga2::{Nsga2, crowding_distance, non_dominated_sort};
-pub use optimal::{Optimal, depth_first_order, order_of_plan};
+pub use optimal::{FLOOR_GRACE, Optimal, depth_first_order, order_of_plan};
 pub use problem::{Pair, Problem, Score, lower_bound, remaining_lower_bound};
 pub use random::RandomSearch;
 pub use strategy::{Budget, SearchResult, SearchStrategy, StopReason, Tracker};

@@ -161,6 +161,11 @@ use fuselage_ir::{Graph, NodeId, NodeSet, Plan, Source};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
+/// How long the floor a run stopped in its order programmes proves may take past the time
+/// limit ([`RestFloor::of_by`]): tens of milliseconds on a Llama, minutes on a chain of tens
+/// of thousands of nodes, which then proves the compulsory bound alone.
+pub const FLOOR_GRACE: std::time::Duration = std::time::Duration::from_secs(1);
+
 /// The exact optimiser over contiguous plans (see the module docs for the family).
 #[derive(Clone, Debug)]
 pub struct Optimal {
@@ -244,13 +249,34 @@ impl Optimal {
     /// # Errors
     /// When the cost model fails.
     pub fn best_for_order(&self, p: &Problem<'_>, order: &[NodeId]) -> Result<(Plan, u64, u64)> {
+        let (plan, cost, costed, _) = self.order_programme(p, order, None)?;
+        Ok((plan, cost, costed))
+    }
+
+    /// [`best_for_order`](Self::best_for_order), given up when `budget` expires: the plan is
+    /// then the best one of the prefix the programme reached, and the rest of the order in
+    /// singletons (a complete plan, not the order's best), with `false` for "not finished".
+    /// The programme's work grows with the graph's size times its segments, so on a large
+    /// graph even one order can outlast a time limit.
+    fn order_programme(
+        &self,
+        p: &Problem<'_>,
+        order: &[NodeId],
+        budget: Option<&Budget<'_>>,
+    ) -> Result<(Plan, u64, u64, bool)> {
         let g = p.graph();
         let n = order.len();
         let mut best = vec![u64::MAX; n + 1];
         let mut from = vec![0usize; n + 1];
         best[0] = 0;
         let mut costed = 0u64;
+        // Where the programme stopped: every `best[x]` with `x <= reached` is final.
+        let mut reached = n;
         for i in 0..n {
+            if budget.is_some_and(Budget::expired) {
+                reached = i;
+                break;
+            }
             if best[i] == u64::MAX {
                 continue;
             }
@@ -279,7 +305,15 @@ impl Optimal {
             }
         }
         let mut groups = Vec::new();
-        let mut j = n;
+        let finished = reached == n;
+        // Cut short: the best plan of the longest prefix reached, then singletons.
+        let mut j = (0..=reached)
+            .rev()
+            .find(|&x| best[x] != u64::MAX)
+            .unwrap_or(0);
+        for &v in order[j..].iter().rev() {
+            groups.push(NodeSet::singleton(g.len(), v));
+        }
         while j > 0 {
             let i = from[j];
             let seg = NodeSet::from_ids(g.len(), order[i..j].iter().copied());
@@ -287,7 +321,7 @@ impl Optimal {
             j = i;
         }
         groups.reverse();
-        Ok((Plan::new(groups), best[n], costed))
+        Ok((Plan::new(groups), best[n], costed, finished))
     }
 
     /// The candidate orders for `g`, in the order they are tried.
@@ -1318,7 +1352,9 @@ impl SearchStrategy for Optimal {
     /// With a time limit ([`Budget::with_time_limit`]) it is an anytime solver: the order
     /// programmes stop between orders, the down-set programme is given up when the limit
     /// passes, and the best plan so far comes back with [`StopReason::TimeLimit`] (not
-    /// proven). The first order (the graph's own) always runs, so a plan always comes back.
+    /// proven). Every order, the first (the graph's own) included, stops at the limit; the
+    /// first's best plan of the prefix it reached, completed in singletons, always comes back,
+    /// so a whole plan does on any graph. The floor then proven is given [`FLOOR_GRACE`].
     fn run(&self, p: &Problem<'_>, budget: &Budget<'_>, seed: u64) -> Result<SearchResult> {
         if !p.objective().is_additive() {
             return self.run_edp(p, budget, seed).map(|(result, _)| result);
@@ -1401,9 +1437,10 @@ impl Optimal {
         let mut best: Option<(Plan, Score)> = None;
         let mut history = Vec::new();
         // The orders run in parallel and are compared in their own order: the same plan comes
-        // back whatever the thread count. Past the time limit an order is skipped (the first
-        // always runs).
+        // back whatever the thread count. Past the time limit an order is skipped or given up
+        // (the first is completed in singletons from where it stopped).
         let done = std::sync::atomic::AtomicU64::new(0);
+        let first_cut = std::sync::atomic::AtomicBool::new(false);
         let results: Vec<Result<Option<(Plan, u64)>>> = orders
             .par_iter()
             .enumerate()
@@ -1411,12 +1448,23 @@ impl Optimal {
                 if k > 0 && budget.expired() {
                     return Ok(None);
                 }
-                let (plan, _, costed) = self.best_for_order(p, order)?;
+                let (plan, _, costed, complete) = self.order_programme(p, order, Some(budget))?;
                 let finished = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
                 budget.report((finished * budget.evaluations()) / steps);
+                // An order cut short is dropped, except the first: its prefix, completed in
+                // singletons, is the plan that always comes back.
+                if !complete {
+                    if k > 0 {
+                        return Ok(None);
+                    }
+                    first_cut.store(true, std::sync::atomic::Ordering::Relaxed);
+                }
                 Ok(Some((plan, costed)))
             })
             .collect();
+        if first_cut.into_inner() {
+            stop = budget.cut_short();
+        }
         for result in results {
             let Some((plan, costed)) = result? else {
                 stop = budget.cut_short();
@@ -1482,8 +1530,11 @@ impl Optimal {
             // Not every order ran, so the second family's optimum is unknown: a floor that
             // every plan of both families pays, whose spans no group of either holds (tens of
             // milliseconds past the limit on a Llama).
+            // The floor gets `FLOOR_GRACE` of its own; past it (a graph of tens of thousands
+            // of nodes) the compulsory bound alone.
             let reach = self.max_group.max(self.max_segment).max(1);
-            proven = rest_bound(p, &RestFloor::of(p, reach)?, &none).0;
+            let floor = RestFloor::of_by(p, reach, std::time::Instant::now() + FLOOR_GRACE)?;
+            proven = rest_bound(p, &floor, &none).0;
         }
         budget.report(budget.evaluations());
         let (plan, score) = match best {

@@ -190,3 +190,40 @@ fn the_optimiser_stopped_between_its_joins_proves_a_bound_below_the_optimum() {
     let p = Problem::new(&g, &model, &splitter).unwrap();
     stopped_runs_prove_a_floor_below(&p, 27_482_235, &[0, 5, 20, 50, 100, 200]);
 }
+
+/// A chain of `n` ReLUs over 8×16×16.
+fn relu_chain(n: usize) -> fuselage_ir::Graph {
+    use fuselage_ir::{GraphBuilder, Op, TensorShape};
+    let mut b = GraphBuilder::new("chain");
+    let mut prev = b.input("x", TensorShape::nchw(8, 16, 16)).unwrap();
+    for i in 0..n {
+        prev = b.node(format!("n{i}"), Op::Relu, &[prev]).unwrap();
+    }
+    b.finish().unwrap()
+}
+
+/// The order programmes used to run the graph's own order to the end whatever the limit, and
+/// the floor after them to be built whatever the limit: on a chain of 30,000 nodes, minutes
+/// and gigabytes. A spent limit now stops even the first order (its prefix is completed in
+/// singletons, so a whole plan still comes back), and the floor is given up at its deadline.
+#[test]
+fn a_spent_time_limit_stops_the_first_order_and_the_floor() {
+    let g = relu_chain(3000);
+    let inner = fuselage_cost::Lbdf::new(CostConfig::kib(128).unwrap());
+    let model = Cached::new(&inner);
+    let splitter = RandomSplitter::new(&model);
+    let p = Problem::new(&g, &model, &splitter).unwrap();
+    let spent = Budget::new(1).unwrap().with_time_limit(Duration::ZERO);
+    let r = Optimal::default().run(&p, &spent, 1).unwrap();
+    assert_eq!(r.stop, StopReason::TimeLimit);
+    assert_eq!(r.evaluations, 0, "no segment is costed past the limit");
+    let covered: usize = r.plan.groups.iter().map(NodeSet::len).sum();
+    assert_eq!(covered, g.len());
+    assert!(evaluate_plan(&inner, &g, &r.plan).unwrap().is_valid());
+    // A floor past its deadline is the empty one: a floor still, proving the compulsory bound.
+    let none = NodeSet::new(g.len());
+    let late = RestFloor::of_by(&p, 160, std::time::Instant::now()).unwrap();
+    assert_eq!(late.rest(&none), (0, 0));
+    let proven = r.lower_bound.unwrap();
+    assert!(proven >= u128::from(p.remaining_bound(&none)) && proven <= r.score.cost);
+}
