@@ -298,6 +298,16 @@ fn extent(g: &Graph, s: Source) -> u64 {
     }
 }
 
+/// The representative of `x` in a union-find forest (`root[x] == x` at a root), halving the
+/// path as it goes.
+fn find(root: &mut [usize], mut x: usize) -> usize {
+    while root[x] != x {
+        root[x] = root[root[x]];
+        x = root[x];
+    }
+    x
+}
+
 fn pointwise(w: Window) -> bool {
     w == Window::Rows {
         k: 1,
@@ -996,13 +1006,6 @@ impl Prep {
         }
         // Loops: members linked by the blocked tensors they make and read.
         let mut root: Vec<usize> = (0..m).collect();
-        fn find(root: &mut [usize], mut x: usize) -> usize {
-            while root[x] != x {
-                root[x] = root[root[x]];
-                x = root[x];
-            }
-            x
-        }
         for i in 0..m {
             for p in v.ports_of(i) {
                 let t = p.tensor as usize;

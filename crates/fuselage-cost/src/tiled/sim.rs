@@ -39,7 +39,7 @@
 //! `dram == F_D` and `peak ≤ F_β` on every group, CNNs and transformers alike
 //! (`tests/tiled_sim.rs`).
 
-use super::{Prep, Roles, demand, last_row, one_to_one};
+use super::{Prep, Roles, demand, find, last_row, one_to_one};
 use crate::config::CostConfig;
 use crate::error::Result;
 use crate::model::{Schedule, TensorKind};
@@ -230,27 +230,34 @@ impl<'a> Nest<'a> {
         } else {
             r.chain_only.clone()
         };
-        // Streaming components: members linked by blocked tensors run their tiles together.
-        let mut comp = vec![usize::MAX; m];
-        let mut comps: Vec<Vec<usize>> = Vec::new();
+        // Streaming components: members linked by blocked tensors run their tiles together
+        // (a member that reads blocked tensors of two components joins them).
+        let mut root: Vec<usize> = (0..m).collect();
         if !line {
             for i in 0..m {
-                if !r.streaming[i] {
-                    continue;
+                for q in v.ports_of(i) {
+                    let t = q.tensor as usize;
+                    if t < m && r.blocked[t] && r.streaming[i] {
+                        let (a, b) = (find(&mut root, i), find(&mut root, t));
+                        root[a.max(b)] = a.min(b);
+                    }
                 }
-                let joined = v
-                    .ports_of(i)
-                    .iter()
-                    .map(|q| q.tensor as usize)
-                    .find(|&t| t < m && r.blocked[t] && comp[t] != usize::MAX)
-                    .map(|t| comp[t]);
-                let c = joined.unwrap_or_else(|| {
-                    comps.push(Vec::new());
-                    comps.len() - 1
-                });
-                comp[i] = c;
-                comps[c].push(i);
             }
+        }
+        let mut comp = vec![usize::MAX; m];
+        let mut comps: Vec<Vec<usize>> = Vec::new();
+        let mut index = vec![usize::MAX; m];
+        for (i, c) in comp.iter_mut().enumerate() {
+            if line || !r.streaming[i] {
+                continue;
+            }
+            let x = find(&mut root, i);
+            if index[x] == usize::MAX {
+                index[x] = comps.len();
+                comps.push(Vec::new());
+            }
+            *c = index[x];
+            comps[index[x]].push(i);
         }
         let mut reads: Vec<Vec<Read>> = vec![Vec::new(); n];
         for i in 0..m {
