@@ -1,6 +1,7 @@
 //! Arguments several subcommands share: the model, the cost model's settings, a group.
 
 use crate::registry::{Choice, Registry};
+pub use crate::units::human_size;
 use anyhow::{Context, bail};
 use clap::Args;
 use fuselage::cost::{Accelerator, CostConfig, CostKind, CostModel, PlanFile, evaluate_plan};
@@ -176,22 +177,6 @@ pub fn describe_config(cfg: &CostConfig) -> String {
         ),
     };
     format!("{buffer} · {elements}")
-}
-
-/// A size as people write it: bytes below 1 KiB, else KiB, MiB or GiB, with decimals only
-/// where the size is not a whole number of the unit (`512 B`, `128 KiB`, `1.5 MiB`, `1 GiB`).
-pub fn human_size(bytes: u64) -> String {
-    let units = [(1u64 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB")];
-    for (scale, unit) in units {
-        if bytes >= scale {
-            return if bytes.is_multiple_of(scale) {
-                format!("{} {unit}", bytes / scale)
-            } else {
-                format!("{:.2} {unit}", bytes as f64 / scale as f64)
-            };
-        }
-    }
-    format!("{bytes} B")
 }
 
 /// Bytes as KiB.

@@ -16,7 +16,7 @@
 //! so that no output is ever partial. `-` is standard output, and only where a user writes it:
 //! the command's own summary then goes to standard error.
 
-use crate::common::human_size;
+use crate::units::human_size;
 use anyhow::{Context, anyhow, bail};
 use fuselage::cost::{Accelerator, CostError, PlanFile};
 use std::fs::{File, Metadata, OpenOptions};

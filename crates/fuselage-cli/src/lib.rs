@@ -45,6 +45,7 @@ pub mod registry;
 mod report;
 mod reproduce;
 mod sweep;
+mod units;
 
 pub use registry::Registry;
 
