@@ -125,16 +125,19 @@ pub fn run(a: InspectArgs) -> anyhow::Result<()> {
         s.activation_bytes as f64 / 1e6
     )?;
     outln!("fingerprint       {}", s.fingerprint)?;
+    // Columns as wide as their longest entry, two spaces apart (`LayerNormalization` is 18).
     outln!("ops")?;
+    let op_width = s.ops.keys().map(|op| op.len()).max().unwrap_or(0);
     for (op, n) in &s.ops {
-        outln!("  {op:<18}{n}")?;
+        outln!("  {op:<op_width$}  {n}")?;
     }
     if let Some(list) = &s.node_list {
         let names: Vec<_> = list.iter().map(|n| escape(&n.name)).collect();
         let width = names.iter().map(|n| n.len()).max().unwrap_or(4).max(4);
+        let op_width = list.iter().map(|n| n.op.len()).max().unwrap_or(2).max(2);
         outln!("nodes (name, op, output shape)")?;
         for (n, name) in list.iter().zip(&names) {
-            outln!("  {name:<width$}  {:<18}{:?}", n.op, n.shape)?;
+            outln!("  {name:<width$}  {:<op_width$}  {:?}", n.op, n.shape)?;
         }
     }
     if let Some(path) = &a.dot {

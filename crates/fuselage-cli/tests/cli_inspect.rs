@@ -135,6 +135,29 @@ fn nodes_lists_every_name_op_and_shape() {
     assert!(v.get("node_list").is_none());
 }
 
+/// Columns never run together: an op name as long as `LayerNormalization` (18 characters)
+/// stands two spaces from the next column, in the op counts and in the node list (issue 34).
+#[test]
+fn long_op_names_keep_their_columns_apart() {
+    let out = fuselage(&["inspect", "bert_l4_h256", "--nodes"]);
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    let count = text
+        .lines()
+        .find(|l| l.trim_start().starts_with("LayerNormalization"))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(
+        count.trim_start().starts_with("LayerNormalization  "),
+        "{count}"
+    );
+    let node = text
+        .lines()
+        .find(|l| l.contains("/LayerNorm/LayerNormalization "))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(node.contains("LayerNormalization  [1, "), "{node}");
+    assert!(!text.contains("LayerNormalization["), "{text}");
+}
+
 /// A transformers export of a Llama decode step whose cache length is symbolic (see
 /// crates/fuselage-onnx/tests/fixtures/README.md): `--decode --past N` binds it, and without
 /// them it is refused in one line.
