@@ -7,6 +7,7 @@
 use crate::common::{CostArgs, ModelArgs, describe_config, kib, mb};
 use crate::files::{Files, shown, write};
 use crate::registry::{Choice, Registry};
+use crate::units::human_size;
 use anyhow::{Context, bail};
 use clap::Args;
 use fuselage::cost::{Cached, CostModel, Objective, PlanFile};
@@ -545,6 +546,14 @@ pub fn run(a: OptimizeCmd, registry: &Registry) -> anyhow::Result<()> {
     }
     let stop = serde_json::to_value(result.stop)?;
     outln!("{:<26}{:>14}", "stop", stop.as_str().unwrap_or("?"))?;
+    if let Some(smallest) = out.nothing_fuses {
+        outln!(
+            "note: nothing fuses at {}: the smallest op needs {}, so the plan is layer by layer \
+             (each op its own group) and no search ran",
+            human_size(out.config.buffer_bytes()),
+            human_size(smallest)
+        )?;
+    }
     outln!("wrote {}", shown(&a.out))?;
     if result.stop == StopReason::Interrupted {
         // The plan written is the best so far, whole; the program still says it was cut short.

@@ -173,3 +173,62 @@ fn a_plan_against_the_optimum_shows_its_gaps_and_the_groups_that_differ() {
         "{text}"
     );
 }
+
+/// A buffer below every op (issue 34): `optimize` writes the layer-by-layer plan, the only one
+/// there is, with its DRAM, and says that nothing fuses, instead of failing.
+#[test]
+fn a_buffer_below_every_op_gives_the_layer_by_layer_plan_and_says_so() {
+    let out = tmp("layer_by_layer.json");
+    let o = fuselage(&[
+        "optimize",
+        "resnet18",
+        "--fusion",
+        "lbdf",
+        "--buffer",
+        "1KiB",
+        "--search",
+        "random",
+        "--budget",
+        "5",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = String::from_utf8(o.stdout).unwrap();
+    assert!(
+        text.contains("note: nothing fuses at 1 KiB: the smallest op needs "),
+        "{text}"
+    );
+    assert!(text.contains("layer by layer"), "{text}");
+    let plan: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let groups = plan["groups"].as_array().unwrap();
+    let inspect = fuselage(&["inspect", "resnet18", "--json"]);
+    let nodes = serde_json::from_slice::<Value>(&inspect.stdout).unwrap()["nodes"]
+        .as_u64()
+        .unwrap();
+    assert_eq!(groups.len() as u64, nodes);
+    assert!(
+        groups
+            .iter()
+            .all(|g| g["nodes"].as_array().unwrap().len() == 1)
+    );
+    // Its DRAM is what `cost --plan` gives the same plan.
+    let cost = fuselage(&[
+        "cost",
+        "resnet18",
+        "--fusion",
+        "lbdf",
+        "--buffer",
+        "1KiB",
+        "--plan",
+        out.to_str().unwrap(),
+        "--json",
+    ]);
+    assert!(
+        cost.status.success(),
+        "{}",
+        String::from_utf8_lossy(&cost.stderr)
+    );
+    let c: Value = serde_json::from_slice(&cost.stdout).unwrap();
+    assert_eq!(c["dram_bytes"], plan["dram_bytes"]);
+}

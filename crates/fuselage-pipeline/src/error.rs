@@ -23,18 +23,6 @@ pub enum PipelineError {
         /// Why not.
         why: String,
     },
-    /// β is smaller than every single op: no group can be fused and no search is meaningful.
-    #[error(
-        "the {buffer}-byte buffer is smaller than every single op of {network} (the smallest needs {smallest} bytes): nothing can be fused"
-    )]
-    NothingFits {
-        /// The network.
-        network: String,
-        /// β in bytes.
-        buffer: u64,
-        /// The least buffer any single op needs.
-        smallest: u64,
-    },
     /// A buffer sweep that cannot run as asked (an empty range, split buffers).
     #[error("sweep: {0}")]
     Sweep(String),

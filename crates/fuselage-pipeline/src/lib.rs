@@ -242,6 +242,10 @@ pub struct Outcome {
     pub config: CostConfig,
     /// The components' names.
     pub names: Names,
+    /// `Some(the least buffer any single op needs)` when β is below every op: nothing can
+    /// fuse, the plan is layer by layer (the only plan there is, each op a group at
+    /// `I + O + W`), and no search ran.
+    pub nothing_fuses: Option<u64>,
 }
 
 /// Assembles and runs the pipeline: see the [crate docs](crate).
@@ -475,11 +479,11 @@ impl<'a> Planner<'a> {
         self
     }
 
-    /// Runs the search and everything around it.
+    /// Runs the search and everything around it. Where β is below every single op, no search
+    /// runs: the outcome is the layer-by-layer plan, with [`Outcome::nothing_fuses`] set.
     ///
     /// # Errors
-    /// [`PipelineError::NothingFits`] when β is below every single op; the errors of the
-    /// explainer factory, the cost model and the search.
+    /// The errors of the explainer factory, the cost model and the search.
     pub fn run(self) -> Result<Outcome> {
         let g = self.graph;
         let model = &self.model;
@@ -517,7 +521,7 @@ impl<'a> Planner<'a> {
         let p = Problem::new(g, model.as_ref(), splitter.as_ref())?
             .with_hardware(hardware.clone(), self.objective)
             .with_pair(self.pair);
-        check_something_fits(g, &p)?;
+        let nothing_fuses = smallest_if_nothing_fits(g, &p);
         let (strategy, exact_search): (Box<dyn SearchStrategy + 'a>, bool) = match self.search {
             SearchSource::Kind(kind) => (kind.strategy(), kind == SearchKind::Optimal),
             SearchSource::Given(s) => (s, false),
@@ -539,12 +543,15 @@ impl<'a> Planner<'a> {
         };
         phase(Phase::Search);
         let start = Instant::now();
-        let result = strategy.run(&p, &budget, self.seed)?;
+        let result = match nothing_fuses {
+            None => strategy.run(&p, &budget, self.seed)?,
+            Some(_) => layer_by_layer(&p)?,
+        };
         let seconds = start.elapsed().as_secs_f64();
         // Read before the reference optimum adds cost-model time.
         let split = p.split_stats().unwrap_or_default();
         let cost_seconds = p.cost_seconds() + split.cost_seconds;
-        let reference = if exact_search {
+        let reference = if exact_search || nothing_fuses.is_some() {
             Some(Optimum::of(&result, self.objective))
         } else {
             let limit = match self.reference {
@@ -600,14 +607,16 @@ impl<'a> Planner<'a> {
             reference,
             seconds,
             cost_seconds,
+            nothing_fuses,
         })
     }
 }
 
-/// Refuses a buffer no single op fits, where no plan but layer by layer is possible.
-fn check_something_fits(g: &Graph, p: &Problem<'_>) -> Result<()> {
+/// The least buffer any single op needs, when β is below every one of them: then no group
+/// fits and the only plan is layer by layer.
+fn smallest_if_nothing_fits(g: &Graph, p: &Problem<'_>) -> Option<u64> {
     if p.unfusable().len() < g.len() {
-        return Ok(());
+        return None;
     }
     let smallest = g
         .node_ids()
@@ -615,9 +624,21 @@ fn check_something_fits(g: &Graph, p: &Problem<'_>) -> Result<()> {
         .map(|c| c.buffer_bytes)
         .min()
         .unwrap_or(0);
-    Err(PipelineError::NothingFits {
-        network: g.name().to_string(),
-        buffer: p.model().config().buffer_bytes(),
-        smallest,
+    Some(smallest)
+}
+
+/// The layer-by-layer plan, scored: what a run gives where nothing fuses. It is the only plan
+/// (every op is its own group, unfusable), so it is proven.
+fn layer_by_layer(p: &Problem<'_>) -> Result<SearchResult> {
+    let plan = fuselage_ir::Plan::singletons(p.graph());
+    let score = p.score(&plan)?;
+    Ok(SearchResult {
+        plan,
+        score,
+        evaluations: 1,
+        history: vec![score.capped_cost()],
+        stop: StopReason::Exhausted,
+        front: Vec::new(),
+        lower_bound: Some(score.cost),
     })
 }
