@@ -77,7 +77,9 @@ impl Graph {
 
     /// The group `spec` names: comma-separated node names (`A,B,C`), or `FIRST..LAST` for
     /// every node from FIRST to LAST in node order; checked to be a group ([`Graph::check_group`]).
-    /// This is the syntax of the program's `--group`.
+    /// This is the syntax of the program's `--group`. A listed name of a node with several
+    /// outputs (an ONNX `Split`, imported as `X`, `X:1`, `X:2`, …) takes all of them: ONNX
+    /// users name nodes, not outputs. (`X:1` alone still names one output.)
     ///
     /// # Errors
     /// [`IrError::UnknownNode`] (with the closest names), [`IrError::RepeatedNode`],
@@ -134,7 +136,15 @@ impl Graph {
             if names.is_empty() {
                 return Err(IrError::EmptySpec);
             }
-            let set = self.set_of(&names)?;
+            let mut set = self.set_of(&names)?;
+            for name in &names {
+                for k in 1.. {
+                    match self.id_of(&format!("{name}:{k}")) {
+                        Some(v) => set.insert(v),
+                        None => break,
+                    };
+                }
+            }
             self.check_group(&set, 0)?;
             if let Some((from, outside, to)) = self.leaves_and_returns(&set) {
                 return Err(IrError::NotConvex {
@@ -272,6 +282,28 @@ mod tests {
 
     fn set(g: &Graph, names: &[&str]) -> NodeSet {
         g.set_of(names).unwrap()
+    }
+
+    /// `--group` with the name of an ONNX `Split` takes all its outputs (issue 34).
+    #[test]
+    fn a_split_named_in_a_group_brings_all_its_outputs() {
+        use crate::{GraphBuilder, Op, TensorShape};
+        let mut b = GraphBuilder::new("split");
+        let x = b.input("x", TensorShape::nchw(4, 8, 8)).unwrap();
+        let split = |start| Op::Split {
+            axis: 1,
+            start,
+            len: 2,
+        };
+        let s0 = b.node("s", split(0), &[x]).unwrap();
+        let s1 = b.node("s:1", split(2), &[x]).unwrap();
+        b.node("a", Op::Add, &[s0, s1]).unwrap();
+        let g = b.finish().unwrap();
+        assert_eq!(g.names(&g.parse_group("s, a").unwrap()), ["s", "s:1", "a"]);
+        // One output by its own name stays one output.
+        assert_eq!(g.names(&g.parse_group("s:1, a").unwrap()), ["s:1", "a"]);
+        // Naming both is not naming one twice.
+        assert_eq!(g.parse_group("s, s:1, a").unwrap().len(), 3);
     }
 
     #[test]
