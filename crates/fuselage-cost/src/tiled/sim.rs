@@ -166,6 +166,8 @@ struct Nest<'a> {
     /// Per member: the last row the current tile makes (its own share of the tile, or more
     /// where a reader's window reaches into the next: the tiles of a chain are skewed).
     need: Vec<u64>,
+    /// Weights loaded once and held throughout.
+    resident: u64,
     occupancy: u64,
     out: Simulation,
 }
@@ -326,6 +328,7 @@ impl<'a> Nest<'a> {
             slice: 0,
             tile: 0,
             need: vec![0; m],
+            resident,
             occupancy: resident,
             out: Simulation {
                 peak_bytes: resident,
@@ -550,7 +553,7 @@ impl<'a> Nest<'a> {
             };
             for i in lo..=hi {
                 let k = self.row_base[t] + i as usize;
-                self.pending[k] = self.pending[k].saturating_sub(1);
+                self.pending[k] -= 1;
                 self.free_if_unneeded(t, i as u64);
             }
         }
@@ -769,6 +772,14 @@ impl<'a> Nest<'a> {
                 }
             }
         }
+        // Everything made or loaded was freed: only the resident weights and the constants
+        // held across slices remain.
+        let held: u64 = (0..m)
+            .filter(|&i| self.constant_loaded[i])
+            .map(|i| self.p.weights[i])
+            .sum();
+        debug_assert!(!self.alive.iter().any(|&a| a), "a row outlived its readers");
+        debug_assert_eq!(self.occupancy, self.resident + held);
         self.out
     }
 
