@@ -411,3 +411,24 @@ fn a_gpt2_decode_step_plans_at_its_weights_cache_and_four_cuts() {
         String::from_utf8_lossy(&cost.stderr)
     );
 }
+
+/// Issue 34, point 4: ONNX users name nodes, not outputs. The group below names the Split of
+/// `gpt2_l4_h256`'s first attention; it costs what the list with its other two outputs costs.
+#[test]
+fn a_split_named_in_a_group_brings_its_other_outputs() {
+    let m = model("gpt2_l4_h256");
+    let a = "/m/h.0/attn";
+    let short = format!(
+        "{a}/c_attn/Gemm,{a}/c_attn/Reshape_1,{a}/Split,{a}/Reshape,{a}/Reshape_1,{a}/Reshape_2"
+    );
+    let long = format!("{short},{a}/Split:1,{a}/Split:2");
+    let cost = |group: &str| {
+        ok_json(&[
+            "cost", &m, "--fusion", "lbdf", "--buffer", "256KiB", "--group", group, "--json",
+        ])
+    };
+    let (s, l) = (cost(&short), cost(&long));
+    assert_eq!(s["dram_bytes"], 328_448);
+    assert_eq!(s["dram_bytes"], l["dram_bytes"]);
+    assert_eq!(s["nodes"].as_array().unwrap().len(), 8);
+}

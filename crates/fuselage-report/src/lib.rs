@@ -147,15 +147,7 @@ impl<'a> Report<'a> {
             .time_limit(self.optimum_limit)
             .run()?;
         let diff = file.diff(&optimum.plan_file);
-        let differs: std::collections::HashSet<Vec<String>> = diff
-            .only_in_a
-            .iter()
-            .map(|e| {
-                let mut n = e.nodes.clone();
-                n.sort();
-                n
-            })
-            .collect();
+        let differs = differing_groups(report.dram_bytes, optimum.plan_file.dram_bytes, &diff);
         let explainer = CostExplainer::new(self.model.clone());
         let beta = model.config().buffer_bytes();
         let mut groups = Vec::with_capacity(self.plan.len());
@@ -404,7 +396,7 @@ row('groups',D.groups.length);row('total DRAM',(D.dram_bytes/1e6).toFixed(3)+' M
 row('fusable DRAM',(D.fusable_dram_bytes/1e6).toFixed(3)+' MB');row('MBU',size(D.max_buffer_bytes));
 row('latency',(D.latency_seconds*1e3).toFixed(4)+' ms');row('energy',(D.energy_joules*1e3).toFixed(4)+' mJ');
 row('lower bound',(D.lower_bound_bytes/1e6).toFixed(3)+' MB (gap +'+pct(D.dram_bytes,D.lower_bound_bytes).replace('+','')+')');
-row(D.optimal_proven?'optimal':'best of Optimal (time limit)',(D.optimal_dram_bytes/1e6).toFixed(3)+' MB (gap '+pct(D.dram_bytes,D.optimal_dram_bytes)+'; '+D.groups_differing+' groups differ from its '+D.optimal_groups+')');
+row(D.optimal_proven?'optimal':'best of Optimal (time limit)',(D.optimal_dram_bytes/1e6).toFixed(3)+' MB (gap '+pct(D.dram_bytes,D.optimal_dram_bytes)+'; '+(D.dram_bytes<=D.optimal_dram_bytes?(D.groups_differing?'the same DRAM, grouped differently in '+D.groups_differing+' groups':'the same plan'):D.groups_differing+' groups differ from its '+D.optimal_groups)+')');
 var tb=document.querySelector('#groups tbody');
 function status(x){{return x.unfusable?'unfusable':(x.valid?'fits':'does not fit')}}
 D.groups.forEach(function(x){{x.n=x.nodes.length;x.first=x.nodes[0];x.status=status(x)+(x.differs_from_optimal?' · ≠ optimal':'')}});
@@ -453,9 +445,50 @@ else{{document.getElementById('sweep-title').style.display='none'}}
     )
 }
 
+/// The groups to mark "≠ optimal": those the optimum does not have, unless the plan costs what
+/// the optimum costs, when it is an optimum too, only grouped differently (issue 34).
+fn differing_groups(
+    dram: u64,
+    optimal_dram: u64,
+    diff: &fuselage_cost::PlanDiff,
+) -> std::collections::HashSet<Vec<String>> {
+    if dram <= optimal_dram {
+        return std::collections::HashSet::new();
+    }
+    diff.only_in_a
+        .iter()
+        .map(|e| {
+            let mut n = e.nodes.clone();
+            n.sort();
+            n
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A plan at the optimum's DRAM, grouped differently, is not marked "≠ optimal"; one
+    /// above it is, on exactly the groups the optimum lacks.
+    #[test]
+    fn a_plan_that_costs_the_optimum_is_not_marked_as_differing() {
+        let g = fuselage_zoo::build("resnet18").unwrap();
+        let model = fuselage_cost::Lbdf::new(fuselage_cost::CostConfig::kib(128).unwrap());
+        let plan_file = |plan: &fuselage_ir::Plan| PlanFile::new(&model, &g, plan).unwrap();
+        let singles = plan_file(&fuselage_ir::Plan::singletons(&g));
+        let mut pairs = fuselage_ir::Plan::singletons(&g);
+        let (a, b) = (pairs.groups.remove(0), pairs.groups.remove(0));
+        pairs.groups.insert(0, a.union(&b));
+        let pairs = plan_file(&pairs);
+        let diff = pairs.diff(&singles);
+        assert_eq!(diff.only_in_a.len(), 1);
+        assert!(differing_groups(1_000, 1_000, &diff).is_empty());
+        assert!(differing_groups(999, 1_000, &diff).is_empty());
+        let marked = differing_groups(1_001, 1_000, &diff);
+        assert_eq!(marked.len(), 1);
+        assert_eq!(marked.iter().next().unwrap().len(), 2);
+    }
 
     /// The report used to embed names raw: `<!--<script>` made its script vanish (a blank
     /// heading and an empty table).
