@@ -145,29 +145,15 @@ impl<'a> Sim<'a> {
                 });
             }
         }
-        let mut row_base = Vec::with_capacity(n + 1);
-        let mut total = 0;
-        for t in &v.tensors {
-            row_base.push(total);
-            total += t.h as usize;
-        }
-        row_base.push(total);
+        let row_base = row_bases(v);
+        let total = row_base[n];
         let mut pending = vec![0u32; total];
         for (t, rs) in readers.iter().enumerate() {
             let h = v.tensors[t].h as i64;
             for r in rs {
                 let hc = v.tensors[r.member as usize].h as i64;
                 for i in 0..h {
-                    let needed = match r.window {
-                        Window::Whole => hc > 0,
-                        Window::Rows { k, stride, pad } => {
-                            let first =
-                                ((i + pad - k + 1).max(0) as u64).div_ceil(stride as u64) as i64;
-                            let last = (i + pad).div_euclid(stride).min(hc - 1);
-                            first <= last
-                        }
-                    };
-                    if needed {
+                    if r.window.reads(i, hc) {
                         pending[row_base[t] + i as usize] += 1;
                     }
                 }
@@ -241,19 +227,8 @@ impl<'a> Sim<'a> {
     /// Computes row `r` of member `c`.
     fn compute(&mut self, c: usize, r: u64) {
         let v = self.v;
-        let r_i = r as i64;
         for p in v.ports_of(c) {
-            let t = p.tensor as usize;
-            match p.window {
-                Window::Whole => self.ensure(t, i64::MAX),
-                Window::Rows { k, stride, pad } => self.ensure(
-                    t,
-                    stride
-                        .saturating_mul(r_i)
-                        .saturating_sub(pad)
-                        .saturating_add(k - 1),
-                ),
-            }
+            self.ensure(p.tensor as usize, p.window.last_row(r));
         }
         let info = v.tensors[c];
         self.alive[self.row_base[c] + r as usize] = true;
@@ -269,18 +244,8 @@ impl<'a> Sim<'a> {
         for p in v.ports_of(c) {
             let t = p.tensor as usize;
             let h = v.tensors[t].h as i64;
-            let (lo, hi) = match p.window {
-                Window::Whole if r_i == hc - 1 => (0, h - 1),
-                Window::Whole => continue,
-                Window::Rows { k, stride, pad } => {
-                    let lo = stride.saturating_mul(r_i).saturating_sub(pad);
-                    let hi = if r_i == hc - 1 {
-                        lo + k - 1
-                    } else {
-                        (lo + k - 1).min(lo + stride - 1)
-                    };
-                    (lo.max(0), hi.min(h - 1))
-                }
+            let Some((lo, hi)) = p.window.last_read_by(r as i64, hc, h) else {
+                continue;
             };
             for i in lo..=hi {
                 let k = self.row_base[t] + i as usize;
@@ -293,35 +258,71 @@ impl<'a> Sim<'a> {
 
     fn run(mut self) -> Simulation {
         let v = self.v;
-        let m = v.len();
-        let top = v.streams[..m].iter().map(|s| s.phase).max().unwrap_or(0);
-        let mut queue = BinaryHeap::new();
-        for phase in (0..=top).rev() {
-            queue.clear();
-            for i in (0..m).filter(|&i| v.streams[i].phase == phase) {
-                self.schedule(&mut queue, i);
-            }
-            while let Some((_, i, r)) = queue.pop() {
-                let i = i as usize;
-                if self.done[i] == r {
-                    self.ensure(i, r as i64);
-                }
-                // Made now, or already pulled ahead by a consumer: queue the next row.
-                self.schedule(&mut queue, i);
-            }
-        }
-        for t in m..v.tensors.len() {
+        run_phases(v, &mut self);
+        for t in v.len()..v.tensors.len() {
             self.ensure(t, i64::MAX);
         }
         self.out
     }
+}
 
-    /// Queues member `i`'s next row, if it has one left, at its due step.
-    fn schedule(&self, queue: &mut BinaryHeap<(Reverse<Due>, u32, u64)>, i: usize) {
-        let r = self.done[i];
-        if r < self.v.tensors[i].h {
-            let st = self.v.streams[i];
+impl Rows for Sim<'_> {
+    fn made(&self, i: usize) -> u64 {
+        self.done[i]
+    }
+
+    fn make(&mut self, i: usize, r: u64) {
+        self.ensure(i, r as i64);
+    }
+}
+
+/// Where each tensor's rows start in one flat per-row array, and (last) the rows in all.
+pub(crate) fn row_bases(v: &View) -> Vec<usize> {
+    let mut bases = Vec::with_capacity(v.tensors.len() + 1);
+    let mut total = 0;
+    for t in &v.tensors {
+        bases.push(total);
+        total += t.h as usize;
+    }
+    bases.push(total);
+    bases
+}
+
+/// A row-by-row run that LBDF's phased order can drive: how many rows of a member exist, and
+/// making the next one (pulling what it reads).
+pub(crate) trait Rows {
+    /// Rows of member `i` made so far.
+    fn made(&self, i: usize) -> u64;
+    /// Makes rows of member `i` up to `r`.
+    fn make(&mut self, i: usize, r: u64);
+}
+
+/// LBDF's phased row order (see the module docs): the phases from the highest down; in each,
+/// every member's rows in order of due step, consumers first on ties.
+pub(crate) fn run_phases(v: &View, rows: &mut impl Rows) {
+    let m = v.len();
+    let top = v.streams[..m].iter().map(|s| s.phase).max().unwrap_or(0);
+    // Queues member `i`'s next row, if it has one left, at its due step.
+    let schedule = |queue: &mut BinaryHeap<(Reverse<Due>, u32, u64)>, rows: &dyn Rows, i| {
+        let r = rows.made(i);
+        if r < v.tensors[i].h {
+            let st = v.streams[i];
             queue.push((Reverse(Due::of(r, st.hi, st.rate)), i as u32, r));
+        }
+    };
+    let mut queue = BinaryHeap::new();
+    for phase in (0..=top).rev() {
+        queue.clear();
+        for i in (0..m).filter(|&i| v.streams[i].phase == phase) {
+            schedule(&mut queue, rows, i);
+        }
+        while let Some((_, i, r)) = queue.pop() {
+            let i = i as usize;
+            if rows.made(i) == r {
+                rows.make(i, r);
+            }
+            // Made now, or already pulled ahead by a consumer: queue the next row.
+            schedule(&mut queue, rows, i);
         }
     }
 }
@@ -329,14 +330,14 @@ impl<'a> Sim<'a> {
 /// The step at which a row is due: row `r` of a tensor with rate `a` and offset `hi` is the
 /// newest needed row at step `(r − hi)/a`, kept as an exact fraction.
 #[derive(Copy, Clone, Debug)]
-pub(crate) struct Due {
+struct Due {
     num: i128,
     /// Positive.
     den: i128,
 }
 
 impl Due {
-    pub(crate) fn of(r: u64, hi: i64, rate: i64) -> Due {
+    fn of(r: u64, hi: i64, rate: i64) -> Due {
         // |r − hi| < 2^64 and 1 ≤ rate < 2^63, so cross products stay below 2^127.
         Due {
             num: i128::from(r) - i128::from(hi),

@@ -34,6 +34,49 @@ pub(crate) enum Window {
     Whole,
 }
 
+impl Window {
+    /// The last input row that output row `r` reads (`i64::MAX` for a whole read), unclipped.
+    pub(crate) fn last_row(self, r: u64) -> i64 {
+        match self {
+            Window::Whole => i64::MAX,
+            Window::Rows { k, stride, pad } => stride
+                .saturating_mul(r as i64)
+                .saturating_sub(pad)
+                .saturating_add(k - 1),
+        }
+    }
+
+    /// Whether some of a reader's `hc` output rows reads input row `i`.
+    pub(crate) fn reads(self, i: i64, hc: i64) -> bool {
+        match self {
+            Window::Whole => hc > 0,
+            Window::Rows { k, stride, pad } => {
+                let first = ((i + pad - k + 1).max(0) as u64).div_ceil(stride as u64) as i64;
+                let last = (i + pad).div_euclid(stride).min(hc - 1);
+                first <= last
+            }
+        }
+    }
+
+    /// The input rows (of `h`) whose last reader is output row `r` (of `hc`), if any: what a
+    /// simulator frees once that row is made.
+    pub(crate) fn last_read_by(self, r: i64, hc: i64, h: i64) -> Option<(i64, i64)> {
+        match self {
+            Window::Whole if r == hc - 1 => Some((0, h - 1)),
+            Window::Whole => None,
+            Window::Rows { k, stride, pad } => {
+                let lo = stride.saturating_mul(r).saturating_sub(pad);
+                let hi = if r == hc - 1 {
+                    lo + k - 1
+                } else {
+                    (lo + k - 1).min(lo + stride - 1)
+                };
+                Some((lo.max(0), hi.min(h - 1)))
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 const POINTWISE: Window = Window::Rows {
     k: 1,

@@ -1276,17 +1276,6 @@ fn tile_rows(
     }
 }
 
-/// The last input row a window needs for output row `r`.
-fn last_row(window: Window, r: u64) -> i64 {
-    match window {
-        Window::Whole => i64::MAX,
-        Window::Rows { k, stride, pad } => stride
-            .saturating_mul(r as i64)
-            .saturating_sub(pad)
-            .saturating_add(k - 1),
-    }
-}
-
 /// The last row of its `rows` that tile `tile` gives a tensor, at `h` rows a tile of the
 /// tallest output (`h_max` rows): its share.
 fn tile_end(rows: u64, h: u64, h_max: u64, tile: u64) -> u64 {
@@ -1351,7 +1340,7 @@ fn demand(v: &View, roles: &Roles, h: u64, tile: u64, need: &mut [u64]) {
                 continue;
             }
             let rows = v.tensors[t].h.max(1);
-            let reach = last_row(q.window, need[c]).clamp(0, rows as i64 - 1) as u64;
+            let reach = q.window.last_row(need[c]).clamp(0, rows as i64 - 1) as u64;
             need[t] = need[t].max(reach);
         }
     }

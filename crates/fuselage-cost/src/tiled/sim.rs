@@ -39,15 +39,13 @@
 //! `dram == F_D` and `peak ≤ F_β` on every group, CNNs and transformers alike
 //! (`tests/tiled_sim.rs`).
 
-use super::{Prep, Roles, demand, find, last_row, one_to_one};
+use super::{Prep, Roles, demand, find, one_to_one};
 use crate::config::CostConfig;
 use crate::error::Result;
 use crate::model::{Schedule, TensorKind};
-use crate::sim::Simulation;
+use crate::sim::{Rows, Simulation, row_bases, run_phases};
 use crate::view::{View, Window, with_view};
 use fuselage_ir::{Graph, NodeSet};
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
 
 /// Runs `tiled` schedules. See the module docs.
 ///
@@ -290,13 +288,8 @@ impl<'a> Nest<'a> {
         for read in reads.iter().flatten() {
             by_member[read.member].push(*read);
         }
-        let mut row_base = Vec::with_capacity(n + 1);
-        let mut total = 0usize;
-        for t in &v.tensors {
-            row_base.push(total);
-            total += t.h as usize;
-        }
-        row_base.push(total);
+        let row_base = row_bases(v);
+        let total = row_base[n];
         // Weights that do not stream are loaded once and stay.
         let resident: u64 = (0..m)
             .filter(|&i| (line || !r.weights[i]) && p.members[i].row_constant == 0)
@@ -398,16 +391,7 @@ impl<'a> Nest<'a> {
             }
             let hc = self.v.tensors[read.member].h as i64;
             for i in 0..h {
-                let needed = match read.window {
-                    Window::Whole => hc > 0,
-                    Window::Rows { k, stride, pad } => {
-                        let first =
-                            ((i + pad - k + 1).max(0) as u64).div_ceil(stride as u64) as i64;
-                        let last = (i + pad).div_euclid(stride).min(hc - 1);
-                        first <= last
-                    }
-                };
-                if needed {
+                if read.window.reads(i, hc) {
                     self.pending[base + i as usize] += runs;
                 }
             }
@@ -473,7 +457,7 @@ impl<'a> Nest<'a> {
         let v = self.v;
         for x in 0..self.by_member[c].len() {
             let read = self.by_member[c][x];
-            self.ensure(read.tensor, last_row(read.window, r));
+            self.ensure(read.tensor, read.window.last_row(r));
         }
         if self.done[c] > r {
             // Made meanwhile, pushed by the last of its inputs.
@@ -525,7 +509,7 @@ impl<'a> Nest<'a> {
                 return true;
             }
             let h = self.v.tensors[t].h as i64;
-            let want = last_row(read.window, r).min(h - 1);
+            let want = read.window.last_row(r).min(h - 1);
             self.done[t] as i64 > want
         })
     }
@@ -538,18 +522,8 @@ impl<'a> Nest<'a> {
             let read = self.by_member[c][x];
             let t = read.tensor;
             let h = self.v.tensors[t].h as i64;
-            let (lo, hi) = match read.window {
-                Window::Whole if r == hc - 1 => (0, h - 1),
-                Window::Whole => continue,
-                Window::Rows { k, stride, pad } => {
-                    let lo = stride.saturating_mul(r).saturating_sub(pad);
-                    let hi = if r == hc - 1 {
-                        lo + k - 1
-                    } else {
-                        (lo + k - 1).min(lo + stride - 1)
-                    };
-                    (lo.max(0), hi.min(h - 1))
-                }
+            let Some((lo, hi)) = read.window.last_read_by(r, hc, h) else {
+                continue;
             };
             for i in lo..=hi {
                 let k = self.row_base[t] + i as usize;
@@ -577,7 +551,7 @@ impl<'a> Nest<'a> {
         for (x, &i) in members.iter().enumerate() {
             for y in 0..self.by_member[i].len() {
                 let read = self.by_member[i][y];
-                self.ensure(read.tensor, last_row(read.window, ends[x]));
+                self.ensure(read.tensor, read.window.last_row(ends[x]));
             }
         }
         // Outputs that are not blocked: the tile's rows, as accumulators.
@@ -753,7 +727,7 @@ impl<'a> Nest<'a> {
                 }
             }
             if self.line {
-                self.run_phases();
+                run_phases(v, &mut self);
             } else {
                 for tile in 0..self.tiles {
                     self.tile = tile;
@@ -782,33 +756,14 @@ impl<'a> Nest<'a> {
         debug_assert_eq!(self.occupancy, self.resident + held);
         self.out
     }
+}
 
-    /// LBDF's phased row order (see [`BufferSimulator`](crate::BufferSimulator)).
-    fn run_phases(&mut self) {
-        let v = self.v;
-        let m = v.len();
-        let top = v.streams[..m].iter().map(|s| s.phase).max().unwrap_or(0);
-        let mut queue = BinaryHeap::new();
-        for phase in (0..=top).rev() {
-            queue.clear();
-            for i in (0..m).filter(|&i| v.streams[i].phase == phase) {
-                self.schedule(&mut queue, i);
-            }
-            while let Some((_, i, r)) = queue.pop() {
-                let i = i as usize;
-                if self.done[i] == r {
-                    self.ensure(i, r as i64);
-                }
-                self.schedule(&mut queue, i);
-            }
-        }
+impl Rows for Nest<'_> {
+    fn made(&self, i: usize) -> u64 {
+        self.done[i]
     }
 
-    fn schedule(&self, queue: &mut BinaryHeap<(Reverse<crate::sim::Due>, u32, u64)>, i: usize) {
-        let r = self.done[i];
-        if r < self.v.tensors[i].h {
-            let st = self.v.streams[i];
-            queue.push((Reverse(crate::sim::Due::of(r, st.hi, st.rate)), i as u32, r));
-        }
+    fn make(&mut self, i: usize, r: u64) {
+        self.ensure(i, r as i64);
     }
 }
