@@ -51,11 +51,12 @@ fn mlp() -> Graph {
     b.finish().unwrap()
 }
 
-/// `c`, the cost of `group` at `config`, checked against a run of its loop nest: the same
-/// traffic, and a peak within the buffer the model reports.
-fn simulated(g: &Graph, group: &NodeSet, config: CostConfig, c: GroupCost) -> GroupCost {
+/// The `tiled` cost of `group` at a buffer of `bytes`, checked against a run of its loop
+/// nest: the same traffic, and a peak within the buffer the model reports.
+fn simulated(g: &Graph, group: &NodeSet, bytes: u64) -> GroupCost {
+    let c = Tiled::new(at(bytes)).evaluate(g, group).unwrap();
     let schedule = c.schedule.expect("a valid group has a schedule");
-    let run = TiledSimulator::new(config)
+    let run = TiledSimulator::new(at(bytes))
         .run(g, group, &schedule)
         .unwrap();
     assert_eq!(run.dram_bytes, c.dram_bytes, "{schedule:?}");
@@ -82,12 +83,7 @@ fn t1_heads_make_the_attention_core_fit_256_kib() {
     assert!(!lbdf.valid);
     // Kᵀ and V whole across heads.
     assert!(lbdf.buffer_bytes >= 1_572_864);
-    let c = simulated(
-        &g,
-        &all(&g),
-        at(256 * KIB),
-        Tiled::new(at(256 * KIB)).evaluate(&g, &all(&g)).unwrap(),
-    );
+    let c = simulated(&g, &all(&g), 256 * KIB);
     assert!(c.valid);
     // Q, K, V and O once each.
     assert_eq!(c.dram_bytes, 3_145_728);
@@ -110,12 +106,7 @@ fn t1m_the_mask_is_held_across_heads_or_the_keys_stream() {
     let tensor = 12 * 1024 * 64;
     // 1,280 KiB: all heads' K and V (1.5 MiB) do not fit, but one head at a time does, the
     // mask loaded once and held whole while the heads run.
-    let c = simulated(
-        &g,
-        &all(&g),
-        at(1280 * KIB),
-        Tiled::new(at(1280 * KIB)).evaluate(&g, &all(&g)).unwrap(),
-    );
+    let c = simulated(&g, &all(&g), 1280 * KIB);
     let s = c.schedule.unwrap();
     assert!(c.valid && s.line_buffer);
     assert_eq!(s.slices, 12);
@@ -125,12 +116,7 @@ fn t1m_the_mask_is_held_across_heads_or_the_keys_stream() {
     assert_eq!(c.buffer_bytes, 2 * 65_536 + 2 * 64 + 3 * 1_024 + mask);
     // 256 KiB holds neither the mask nor all heads' K and V: the queries run in tiles over
     // all heads, K and V stream in key blocks once per tile, the mask by rows once.
-    let c = simulated(
-        &g,
-        &all(&g),
-        at(256 * KIB),
-        Tiled::new(at(256 * KIB)).evaluate(&g, &all(&g)).unwrap(),
-    );
+    let c = simulated(&g, &all(&g), 256 * KIB);
     let s = c.schedule.unwrap();
     assert!(c.valid);
     assert_eq!(
@@ -150,12 +136,7 @@ fn t1k_long_context_streams_key_blocks() {
     let tensor = 12 * l * 64;
     // One head's Kᵀ is 2 MiB: heads alone do not fit.
     assert_eq!(tensor / 12, 2 * MIB);
-    let c = simulated(
-        &g,
-        &all(&g),
-        at(2 * MIB),
-        Tiled::new(at(2 * MIB)).evaluate(&g, &all(&g)).unwrap(),
-    );
+    let c = simulated(&g, &all(&g), 2 * MIB);
     assert!(c.valid);
     let s = c.schedule.unwrap();
     // Per head and query row: Q and O (64 + 64), one key of S and P (1 + 1), the online
@@ -179,12 +160,7 @@ fn t2_the_fused_mlp_streams_hidden_blocks() {
         g.node(fuselage_ir::NodeId(3)).weights,
     );
     assert_eq!((w1, w2), (2_362_368, 2_360_064));
-    let c = simulated(
-        &g,
-        &all(&g),
-        at(2 * MIB),
-        Tiled::new(at(2 * MIB)).evaluate(&g, &all(&g)).unwrap(),
-    );
+    let c = simulated(&g, &all(&g), 2 * MIB);
     assert!(c.valid);
     assert_eq!(c.dram_bytes, 6_295_296);
     let s = c.schedule.unwrap();
@@ -210,12 +186,7 @@ fn t2_the_fused_mlp_streams_hidden_blocks() {
         .sum();
     assert_eq!(three, 18_878_208);
     // At 1 MiB x and y fit only as 512-row blocks: the weights are read twice.
-    let c = simulated(
-        &g,
-        &all(&g),
-        at(MIB),
-        Tiled::new(at(MIB)).evaluate(&g, &all(&g)).unwrap(),
-    );
+    let c = simulated(&g, &all(&g), MIB);
     assert!(c.valid);
     assert_eq!(c.dram_bytes, 11_017_728);
     let s = c.schedule.unwrap();
@@ -235,12 +206,7 @@ fn t3_resnet18_streams_the_weights_of_layer4() {
     let lbdf = Lbdf::new(at(2 * MIB)).evaluate(&g, &group).unwrap();
     assert_eq!((lbdf.valid, lbdf.buffer_bytes), (false, 3_568_640));
     assert_eq!(lbdf.weight_bytes, 3_539_968);
-    let c = simulated(
-        &g,
-        &group,
-        at(2 * MIB),
-        Tiled::new(at(2 * MIB)).evaluate(&g, &group).unwrap(),
-    );
+    let c = simulated(&g, &group, 2 * MIB);
     assert!(c.valid);
     assert_eq!((c.input_bytes, c.output_bytes), (50_176, 25_088));
     assert_eq!(c.dram_bytes, 50_176 + 25_088 + 3_539_968);
