@@ -1,4 +1,6 @@
-//! Builds small ONNX models in memory, for tests of the importer.
+//! Builds small ONNX models in memory, for tests of the importer. Each test file uses some
+//! of it, so what one file leaves unused is not dead.
+#![allow(dead_code)]
 
 use prost::Message;
 use tract_onnx::pb;
@@ -33,7 +35,6 @@ fn value_info(name: &str, dims: &[i64]) -> pb::ValueInfoProto {
 }
 
 /// An attribute: ints, an int or a string (each test file uses some of them).
-#[allow(dead_code)]
 pub enum A<'a> {
     /// `ints`.
     Ints(&'a [i64]),
@@ -76,7 +77,7 @@ impl Model {
     }
 
     /// A node with one output named like the node.
-    pub fn node(mut self, name: &str, op: &str, inputs: &[&str], attrs: &[(&str, A<'_>)]) -> Self {
+    pub fn node(self, name: &str, op: &str, inputs: &[&str], attrs: &[(&str, A<'_>)]) -> Self {
         let attribute = attrs
             .iter()
             .map(|(k, v)| {
@@ -101,11 +102,28 @@ impl Model {
                 a
             })
             .collect();
+        self.push(name, op, inputs, name, attribute)
+    }
+
+    /// A node without attributes whose one output has a name of its own (ONNX keeps node
+    /// and tensor names apart).
+    pub fn node_out(self, name: &str, op: &str, inputs: &[&str], output: &str) -> Self {
+        self.push(name, op, inputs, output, Vec::new())
+    }
+
+    fn push(
+        mut self,
+        name: &str,
+        op: &str,
+        inputs: &[&str],
+        output: &str,
+        attribute: Vec<pb::AttributeProto>,
+    ) -> Self {
         self.graph.node.push(pb::NodeProto {
             name: name.into(),
             op_type: op.into(),
             input: inputs.iter().map(|s| s.to_string()).collect(),
-            output: vec![name.to_string()],
+            output: vec![output.to_string()],
             attribute,
             ..Default::default()
         });
