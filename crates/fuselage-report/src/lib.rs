@@ -5,8 +5,13 @@
 //!
 //! - **Summary**: the network, the cost model and accelerator, DRAM, MBU, latency and energy,
 //!   and the gaps to the lower bound and to the exact optimum.
+//! - **The plan overview** ([`overview`]): one row per repeated block (a transformer layer, a
+//!   residual block), a box per group as wide as its DRAM and coloured by its fill of β. It
+//!   is drawn on any network, and it is what the first screen shows.
 //! - **The network**, each node filled with its group's colour, laid out by `layout-rs` (a
-//!   layered, Graphviz-style layout: edges route around nodes and end in arrowheads).
+//!   layered, Graphviz-style layout: edges route around nodes and end in arrowheads), up to
+//!   a few hundred nodes. Its view opens at full size on the first node, and pans (drag,
+//!   arrows) and zooms (wheel, `+`/`−`, buttons).
 //! - **A sortable table of groups**, marking those that differ from the optimal plan.
 //! - **A panel per group**, opened by clicking its row or any of its nodes: its cost terms
 //!   (`explain_cost`: the weights and each tensor's rows × row bytes and why it keeps them),
@@ -19,7 +24,8 @@
 //! Everything is computed here, in Rust, and embedded as one JSON document; the page's script
 //! only draws tables and panels from it (with `textContent`, never HTML from the data) and
 //! sorts. The script records every error in `window.fuselageErrors`, so a browser test can
-//! assert there were none. Nodes of the drawing carry `data-group` and `data-node`.
+//! assert there were none. Nodes of the drawing carry `data-group` and `data-node`, and the
+//! overview's boxes `data-group`.
 
 #![warn(missing_docs)]
 #![deny(clippy::unwrap_used, clippy::expect_used)]
@@ -34,6 +40,8 @@ use rand::SeedableRng;
 use serde_json::{Value, json};
 use std::sync::Arc;
 use std::time::Duration;
+
+pub mod overview;
 
 /// What can go wrong making a report.
 #[derive(Debug, thiserror::Error)]
@@ -229,6 +237,24 @@ impl<'a> Report<'a> {
             "sweep": sweep_points,
             "sweep_note": sweep_note,
         });
+        let boxes: Vec<overview::GroupBox<'_>> = self
+            .plan
+            .groups
+            .iter()
+            .zip(&file.groups)
+            .enumerate()
+            .map(|(index, (set, entry))| overview::GroupBox {
+                index,
+                first: entry.nodes.first().map_or("", String::as_str),
+                order: set.first().map_or(usize::MAX, |v| v.index()),
+                nodes: set.len(),
+                dram_bytes: entry.dram_bytes,
+                buffer_bytes: entry.buffer_bytes,
+                valid: entry.valid,
+                unfusable: entry.unfusable,
+            })
+            .collect();
+        let plan_picture = overview::overview(&boxes, beta);
         let drawing = if g.len() <= self.max_drawn_nodes {
             draw(g, self.plan)
         } else {
@@ -238,7 +264,7 @@ impl<'a> Report<'a> {
                 self.max_drawn_nodes
             )
         };
-        Ok(page(&data, &drawing))
+        Ok(page(&data, &plan_picture, &drawing))
     }
 }
 
@@ -348,7 +374,7 @@ fn embedded_json(data: &Value) -> String {
     out
 }
 
-fn page(data: &Value, drawing: &str) -> String {
+fn page(data: &Value, overview: &str, drawing: &str) -> String {
     let json = embedded_json(data);
     format!(
         r#"<!DOCTYPE html>
@@ -361,7 +387,9 @@ h1{{font-size:1.4em}} h2{{font-size:1.15em;margin-top:1.5em}}
 table{{border-collapse:collapse;font-size:.85em}} th,td{{border:1px solid #ccc;padding:.25em .5em;text-align:right}}
 th{{background:#f0f0f0;cursor:pointer;user-select:none}} td.l{{text-align:left}}
 tr.sel{{outline:2px solid #d33}} tr.grp{{cursor:pointer}} .diff{{color:#b40}}
-#drawing{{overflow:auto;max-height:70vh;border:1px solid #ddd}} #drawing g.node{{cursor:pointer}}
+#overview{{overflow:auto;max-height:60vh;border:1px solid #ddd;padding:4px}} #overview svg{{max-width:100%;height:auto}}
+#drawing{{border:1px solid #ddd;overflow:hidden;position:relative}} #drawing.zoomable{{height:70vh;cursor:grab}} #drawing:focus{{outline:2px solid #36c}} #drawing>svg{{width:100%;height:100%;display:block}} #drawing g.node{{cursor:pointer}}
+.zoom{{position:absolute;right:6px;top:6px;display:flex;gap:4px}} .zoom button{{font-size:1em;min-width:2em}}
 #drawing text{{pointer-events:none}}
 #drawing g.node.sel rect{{stroke:#d33;stroke-width:3}}
 #panel{{display:none;position:fixed;right:1em;top:1em;width:min(46em,48vw);max-height:92vh;overflow:auto;background:#fff;border:2px solid #555;padding:1em;box-shadow:0 2px 12px #0004}}
@@ -370,13 +398,16 @@ dl{{display:grid;grid-template-columns:max-content auto;gap:.2em 1em}} dt{{font-
 </style></head><body>
 <h1 id="title"></h1>
 <dl id="summary"></dl>
+<h2>The plan</h2>
+<p>One row per repeated block (a layer, a residual block); each box a group, as wide as its DRAM, from pale (little of β used) to dark blue (β full); red where it does not fit, grey an unfusable node on its own. Click a box to open its group.</p>
+<div id="overview">{overview}</div>
 <h2>The network, coloured by group</h2>
-<p>Click a node or a row to open its group.</p>
-<div id="drawing">{drawing}</div>
+<p>Click a node or a row to open its group. Drag to pan, scroll or <kbd>+</kbd>/<kbd>−</kbd> to zoom, arrows to move, <kbd>0</kbd> to go back to the top.</p>
+<div id="drawing" tabindex="0">{drawing}</div>
 <h2>Groups</h2>
 <table id="groups"><thead><tr>
 <th data-k="index">#</th><th data-k="n">nodes</th><th data-k="first">first node</th><th data-k="buffer_bytes">F_β (B)</th>
-<th data-k="dram_bytes">DRAM (B)</th><th data-k="latency_cycles">latency (cycles)</th><th data-k="energy_joules">energy (J)</th><th data-k="status">status</th>
+<th data-k="dram_bytes">DRAM (B)</th><th data-k="latency_cycles">latency (cycles)</th><th data-k="energy_joules">energy</th><th data-k="status">status</th>
 </tr></thead><tbody></tbody></table>
 <h2 id="sweep-title">Buffer sweep</h2>
 <div id="sweep"></div>
@@ -388,20 +419,25 @@ var D=JSON.parse(document.getElementById('data').textContent);
 function el(t,txt,cls){{var e=document.createElement(t);if(txt!==undefined&&txt!==null)e.textContent=String(txt);if(cls)e.className=cls;return e}}
 function size(b){{if(b>=1048576)return(b/1048576).toFixed(2)+' MiB';if(b>=1024)return(b/1024).toFixed(1)+' KiB';return b+' B'}}
 function pct(a,b){{return b>0?((a/b-1)*100).toFixed(2)+'%':'n/a'}}
+function num(n){{return n===null||n===undefined?'':Number(n).toLocaleString('en-US')}}
+function unit(v,units){{var a=Math.abs(v);for(var i=0;i<units.length;i++){{if(a>=units[i][0]||i==units.length-1)return(v/units[i][0]).toPrecision(4)+' '+units[i][1]}}}}
+function joules(j){{return j===null||j===undefined?'':unit(j,[[1,'J'],[1e-3,'mJ'],[1e-6,'µJ'],[1e-9,'nJ']])}}
+function seconds(t){{return unit(t,[[1,'s'],[1e-3,'ms'],[1e-6,'µs'],[1e-9,'ns']])}}
+function mb(b){{return (b/1e6).toFixed(3)+' MB ('+num(b)+' B)'}}
 document.getElementById('title').textContent='fuselage plan report: '+D.model;
 var S=document.getElementById('summary');
 function row(k,v){{S.appendChild(el('dt',k));S.appendChild(el('dd',v))}}
 row('cost model',D.cost_model);row('hardware',D.hardware);row('buffer',size(D.buffer_bytes));
-row('groups',D.groups.length);row('total DRAM',(D.dram_bytes/1e6).toFixed(3)+' MB');
-row('fusable DRAM',(D.fusable_dram_bytes/1e6).toFixed(3)+' MB');row('MBU',size(D.max_buffer_bytes));
-row('latency',(D.latency_seconds*1e3).toFixed(4)+' ms');row('energy',(D.energy_joules*1e3).toFixed(4)+' mJ');
+row('groups',D.groups.length);row('total DRAM',mb(D.dram_bytes));
+row('fusable DRAM',mb(D.fusable_dram_bytes));row('MBU',size(D.max_buffer_bytes)+' ('+num(D.max_buffer_bytes)+' B)');
+row('latency',seconds(D.latency_seconds));row('energy',joules(D.energy_joules));
 row('lower bound',(D.lower_bound_bytes/1e6).toFixed(3)+' MB (gap +'+pct(D.dram_bytes,D.lower_bound_bytes).replace('+','')+')');
 row(D.optimal_proven?'optimal':'best of Optimal (time limit)',(D.optimal_dram_bytes/1e6).toFixed(3)+' MB (gap '+pct(D.dram_bytes,D.optimal_dram_bytes)+'; '+(D.dram_bytes<=D.optimal_dram_bytes?(D.groups_differing?'the same DRAM, grouped differently in '+D.groups_differing+' groups':'the same plan'):D.groups_differing+' groups differ from its '+D.optimal_groups)+')');
 var tb=document.querySelector('#groups tbody');
 function status(x){{return x.unfusable?'unfusable':(x.valid?'fits':'does not fit')}}
 D.groups.forEach(function(x){{x.n=x.nodes.length;x.first=x.nodes[0];x.status=status(x)+(x.differs_from_optimal?' · ≠ optimal':'')}});
 function fill(){{tb.textContent='';D.groups.forEach(function(x){{var r=el('tr',null,'grp');r.dataset.group=x.index;
-[x.index,x.n,x.first,x.buffer_bytes,x.dram_bytes,x.latency_cycles,x.energy_joules===null?'':x.energy_joules.toExponential(3),x.status].forEach(function(v,i){{var c=el('td',v,i==2||i==7?'l':'');if(i==7&&x.differs_from_optimal)c.classList.add('diff');r.appendChild(c)}});
+[x.index,x.n,x.first,num(x.buffer_bytes),num(x.dram_bytes),num(x.latency_cycles),joules(x.energy_joules),x.status].forEach(function(v,i){{var c=el('td',v,i==2||i==7?'l':'');if(i==7&&x.differs_from_optimal)c.classList.add('diff');r.appendChild(c)}});
 r.addEventListener('click',function(){{open(x.index)}});tb.appendChild(r)}})}}
 var order={{}};
 document.querySelectorAll('#groups th').forEach(function(th){{th.addEventListener('click',function(){{var k=th.dataset.k;order[k]=!order[k];var s=order[k]?1:-1;
@@ -411,19 +447,36 @@ var P=document.getElementById('panel');
 function open(i){{var x=D.groups.filter(function(y){{return y.index==i}})[0];if(!x)return;P.textContent='';
 var c=el('span','×','close');c.addEventListener('click',function(){{P.style.display='none'}});P.appendChild(c);
 P.appendChild(el('h3','Group '+x.index+': '+x.n+' node'+(x.n>1?'s':'')));P.dataset.group=x.index;
-var t=x.terms;P.appendChild(el('p',(t.fits?'Fits: ':'Does not fit: ')+'F_β = '+t.buffer_bytes+' bytes'+(t.fits?'':' (exceeds the buffer by '+t.overflow_bytes+' bytes; smallest buffer that fits: '+t.smallest_buffer+')')+'; DRAM '+x.dram_bytes+' bytes.'));
+var t=x.terms;P.appendChild(el('p',(t.fits?'Fits: ':'Does not fit: ')+'F_β = '+num(t.buffer_bytes)+' bytes'+(t.fits?'':' (exceeds the buffer by '+num(t.overflow_bytes)+' bytes; smallest buffer that fits: '+num(t.smallest_buffer)+')')+'; DRAM '+num(x.dram_bytes)+' bytes.'));
 var tt=el('table');var h=el('tr');['term','rows','of','row bytes','bytes','why'].forEach(function(s){{h.appendChild(el('th',s))}});tt.appendChild(h);
-var w=el('tr');[ 'weights (W)','','','',t.weight_bytes,'kept on chip'].forEach(function(v,i){{w.appendChild(el('td',v,i==0||i==5?'l':''))}});tt.appendChild(w);
-t.tensors.forEach(function(s){{var r=el('tr');[s.tensor,s.resident_rows,s.rows,s.row_bytes,s.bytes,s.reason].forEach(function(v,i){{r.appendChild(el('td',v,i==0||i==5?'l':''))}});tt.appendChild(r)}});
+var w=el('tr');['weights (W)','','','',num(t.weight_bytes),'kept on chip'].forEach(function(v,i){{w.appendChild(el('td',v,i==0||i==5?'l':''))}});tt.appendChild(w);
+t.tensors.forEach(function(s){{var r=el('tr');[s.tensor,num(s.resident_rows),num(s.rows),num(s.row_bytes),num(s.bytes),s.reason].forEach(function(v,i){{r.appendChild(el('td',v,i==0||i==5?'l':''))}});tt.appendChild(r)}});
 P.appendChild(el('h4','Cost terms (largest first)'));P.appendChild(tt);
 if(x.edges.length){{P.appendChild(el('h4','Edges the exact cost explainer ranks first'));var ol=el('ol');x.edges.forEach(function(e){{ol.appendChild(el('li',e.from+' → '+e.to+' ('+Number(e.score).toFixed(3)+')'))}});P.appendChild(ol)}}
 if(x.timeline.length){{P.appendChild(el('h4','Buffer occupancy (LBDF simulator)'));P.appendChild(chart(x.timeline,'event','bytes',x.buffer_bytes))}}
 P.appendChild(el('h4','Nodes'));var ul=el('ul');x.nodes.forEach(function(n){{ul.appendChild(el('li',n))}});P.appendChild(ul);
 P.style.display='block';
-document.querySelectorAll('#drawing g.node').forEach(function(n){{n.classList.toggle('sel',n.dataset.group==String(i))}});
+document.querySelectorAll('#drawing g.node,#overview rect.grp').forEach(function(n){{n.classList.toggle('sel',n.dataset.group==String(i))}});
 document.querySelectorAll('#groups tr.grp').forEach(function(r){{r.classList.toggle('sel',r.dataset.group==String(i))}});}}
 window.fuselageOpen=open;
-document.querySelectorAll('#drawing g.node').forEach(function(n){{n.addEventListener('click',function(){{open(Number(n.dataset.group))}})}});
+document.querySelectorAll('#drawing g.node,#overview rect.grp').forEach(function(n){{n.addEventListener('click',function(){{open(Number(n.dataset.group))}})}});
+(function(){{var box=document.getElementById('drawing'),svg=box.querySelector('svg');if(!svg)return;
+var W=Number(svg.getAttribute('width'))||svg.getBBox().width,H=Number(svg.getAttribute('height'))||svg.getBBox().height;
+box.classList.add('zoomable');svg.removeAttribute('width');svg.removeAttribute('height');svg.setAttribute('preserveAspectRatio','xMinYMin meet');
+var v={{x:0,y:0,w:W,h:H}};function set(){{svg.setAttribute('viewBox',v.x+' '+v.y+' '+v.w+' '+v.h)}}
+function fit(){{var x0=Infinity,y0=Infinity,x1=-Infinity,y1=-Infinity,top=null;svg.querySelectorAll('g.node').forEach(function(n){{var b=n.getBBox();x0=Math.min(x0,b.x);x1=Math.max(x1,b.x+b.width);y1=Math.max(y1,b.y+b.height);if(b.y<y0){{y0=b.y;top=b}}}});
+if(!top){{x0=0;y0=0;x1=W;y1=H;top={{x:0,y:0,width:W,height:0}}}}var cw=Math.max(1,box.clientWidth),ch=Math.max(1,box.clientHeight),m=20;
+v.w=cw;v.h=ch;v.x=(x1-x0+2*m<=cw)?(x0+x1-cw)/2:top.x+top.width/2-cw/2;v.y=y0-m;set()}}
+function zoom(f,cx,cy){{if(cx===undefined){{cx=v.x+v.w/2;cy=v.y+v.h/2}}v.x=cx-(cx-v.x)*f;v.y=cy-(cy-v.y)*f;v.w*=f;v.h*=f;set()}}
+function at(e){{var r=box.getBoundingClientRect(),s=v.w/box.clientWidth;return[v.x+(e.clientX-r.left)*s,v.y+(e.clientY-r.top)*s]}}
+box.addEventListener('wheel',function(e){{e.preventDefault();var p=at(e);zoom(e.deltaY>0?1.15:1/1.15,p[0],p[1])}},{{passive:false}});
+var drag=null;box.addEventListener('mousedown',function(e){{drag=[e.clientX,e.clientY,v.x,v.y];box.style.cursor='grabbing'}});
+window.addEventListener('mousemove',function(e){{if(!drag)return;var s=v.w/box.clientWidth;v.x=drag[2]-(e.clientX-drag[0])*s;v.y=drag[3]-(e.clientY-drag[1])*s;set()}});
+window.addEventListener('mouseup',function(){{drag=null;box.style.cursor=''}});
+box.addEventListener('keydown',function(e){{var k=e.key,s=0.1;if(k=='+'||k=='='){{zoom(1/1.25)}}else if(k=='-'||k=='_'){{zoom(1.25)}}else if(k=='0'){{fit()}}
+else if(k=='ArrowLeft'){{v.x-=v.w*s;set()}}else if(k=='ArrowRight'){{v.x+=v.w*s;set()}}else if(k=='ArrowUp'){{v.y-=v.h*s;set()}}else if(k=='ArrowDown'){{v.y+=v.h*s;set()}}else return;e.preventDefault()}});
+var z=el('div',null,'zoom');[['+',function(){{zoom(1/1.25)}}],['−',function(){{zoom(1.25)}}],['top',fit]].forEach(function(b){{var t=el('button',b[0]);t.addEventListener('click',function(e){{e.stopPropagation();b[1]()}});t.addEventListener('mousedown',function(e){{e.stopPropagation()}});z.appendChild(t)}});box.appendChild(z);
+window.fuselageView=v;fit()}})();
 function chart(pts,xl,yl,line){{var NS='http://www.w3.org/2000/svg',W=560,H=200,m=40;var s=document.createElementNS(NS,'svg');s.setAttribute('width',W);s.setAttribute('height',H);
 var xs=pts.map(function(p){{return p[0]}}),ys=pts.map(function(p){{return p[1]}});var x0=Math.min.apply(null,xs),x1=Math.max.apply(null,xs),y1=Math.max.apply(null,ys.concat([line||0]))*1.05||1;
 function X(v){{return m+(W-2*m)*(x1>x0?(v-x0)/(x1-x0):0.5)}}function Y(v){{return H-m+(-(H-2*m))*v/y1}}
@@ -496,7 +549,7 @@ mod tests {
     fn no_name_can_end_or_derail_the_embedded_data() {
         let hostile = "<!--<script></script>&amp;\u{1b}";
         let data = serde_json::json!({ "name": hostile, "nodes": [hostile, "<!--"] });
-        let html = page(&data, "");
+        let html = page(&data, "", "");
         assert!(!html.contains("<!--"), "a comment opens in the page");
         assert_eq!(
             html.matches("<script").count(),
