@@ -55,7 +55,7 @@ mod error;
 mod sweep;
 
 pub use error::{PipelineError, Result};
-pub use sweep::{Breakpoint, Sweep, SweepPoint, sweep, sweep_within};
+pub use sweep::{Breakpoint, Sweep, SweepPoint, sweep, sweep_partial, sweep_within};
 
 use fuselage_cost::{
     Accelerator, Cached, CostConfig, CostKind, CostModel, Objective, PlanFile, PlanMetrics,

@@ -72,6 +72,10 @@ pub struct Sweep {
     pub points: Vec<SweepPoint>,
     /// Where the optimum changes.
     pub breakpoints: Vec<Breakpoint>,
+    /// Where a time limit stopped a [`sweep_partial`]: the curve covers the buffers from this
+    /// size up, not the whole range (`None`: the whole range).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stopped_at: Option<u64>,
 }
 
 /// A solved step: its point, its optimal plan, and the largest buffer below which that plan
@@ -101,7 +105,7 @@ pub fn sweep(g: &Graph, kind: CostKind, hw: &Accelerator, from: u64, to: u64) ->
 }
 
 /// [`sweep`], given up with [`PipelineError::Sweep`] once `limit` has passed (a sweep cut
-/// short would not be exact).
+/// short does not cover the range).
 ///
 /// # Errors
 /// As [`sweep`], and the time limit.
@@ -112,6 +116,50 @@ pub fn sweep_within(
     from: u64,
     to: u64,
     limit: Option<std::time::Duration>,
+) -> Result<Sweep> {
+    run(g, kind, hw, (from, to), limit, false)
+}
+
+/// [`sweep`] for as long as `limit` allows: the steps solved by then, from `to` down, exact
+/// on the part of the range they cover, with [`Sweep::stopped_at`] saying where that part
+/// ends. (The report draws what a few seconds give on a network whose curve has a hundred
+/// steps.)
+///
+/// # Errors
+/// As [`sweep`].
+///
+/// # Example
+/// ```
+/// use fuselage_cost::{Accelerator, CostConfig, CostKind};
+/// use std::time::Duration;
+/// let g = fuselage_zoo::build_at("resnet18", 64)?;
+/// let hw = Accelerator::beta_only(CostConfig::new(1)?);
+/// let whole = fuselage_pipeline::sweep(&g, CostKind::Lbdf, &hw, 16 << 10, 1 << 20)?;
+/// let none = fuselage_pipeline::sweep_partial(&g, CostKind::Lbdf, &hw, 16 << 10, 1 << 20, Duration::ZERO)?;
+/// assert_eq!((none.points.len(), none.stopped_at), (0, Some(1 << 20)));
+/// let all = fuselage_pipeline::sweep_partial(&g, CostKind::Lbdf, &hw, 16 << 10, 1 << 20, Duration::from_secs(600))?;
+/// assert_eq!(all, whole);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn sweep_partial(
+    g: &Graph,
+    kind: CostKind,
+    hw: &Accelerator,
+    from: u64,
+    to: u64,
+    limit: std::time::Duration,
+) -> Result<Sweep> {
+    run(g, kind, hw, (from, to), Some(limit), true)
+}
+
+/// The sweep; where `limit` passes, the steps so far when `partial`, else an error.
+fn run(
+    g: &Graph,
+    kind: CostKind,
+    hw: &Accelerator,
+    (from, to): (u64, u64),
+    limit: Option<std::time::Duration>,
+    partial: bool,
 ) -> Result<Sweep> {
     let deadline = limit.and_then(|l| std::time::Instant::now().checked_add(l));
     if from == 0 || from > to {
@@ -127,7 +175,12 @@ pub fn sweep_within(
     }
     let mut steps: Vec<Step> = Vec::new();
     let mut beta = to;
+    let mut stopped = false;
     loop {
+        if deadline.is_some_and(|d| std::time::Instant::now() >= d) && partial {
+            stopped = true;
+            break;
+        }
         let config = hw
             .config
             .with_buffer(OnChipBuffer::Unified { bytes: beta })?;
@@ -143,6 +196,10 @@ pub fn sweep_within(
             budget = budget.with_time_limit(d.saturating_duration_since(std::time::Instant::now()));
         }
         let r = Optimal::default().run(&p, &budget, 0)?;
+        if r.stop == StopReason::TimeLimit && partial {
+            stopped = true;
+            break;
+        }
         if r.stop != StopReason::Exhausted {
             let why = match r.stop {
                 StopReason::TimeLimit => "the time limit passed",
@@ -186,6 +243,7 @@ pub fn sweep_within(
             _ => break,
         }
     }
+    let stopped_at = stopped.then(|| steps.last().map_or(to, |s| s.0.buffer_bytes));
     steps.reverse();
     // Ties: where the next solve finds another plan of the same DRAM, the optimum has not
     // changed; the step grows down to the lower plan's bound, whose plan and bound it keeps.
@@ -233,5 +291,6 @@ pub fn sweep_within(
     Ok(Sweep {
         points: steps.into_iter().map(|(p, _, _)| p).collect(),
         breakpoints,
+        stopped_at,
     })
 }
