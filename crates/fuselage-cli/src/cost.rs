@@ -110,7 +110,7 @@ pub fn run(a: CostCmd, registry: &Registry) -> anyhow::Result<()> {
         }
         (None, None) if a.plan_from_metadata => {
             let path = PathBuf::from(&a.model.model);
-            let file = crate::export::plan_from_metadata(&g, &path)?;
+            let file = metadata_plan(&g, &path)?;
             check(&file, &path.display().to_string())?;
             let r = against()?;
             plan(
@@ -413,4 +413,18 @@ pub fn describe_schedule(s: &fuselage::cost::Schedule) -> String {
         s.block,
         s.reread_bytes
     )
+}
+
+/// The plan `fuselage export` wrote into `path`'s node metadata.
+fn metadata_plan(g: &fuselage::ir::Graph, path: &std::path::Path) -> anyhow::Result<PlanFile> {
+    #[cfg(feature = "onnx")]
+    return crate::export::plan_from_metadata(g, path);
+    #[cfg(not(feature = "onnx"))]
+    {
+        let _ = g;
+        bail!(
+            "{}: --plan-from-metadata reads an ONNX file, and this build has no ONNX import (build fuselage-cli with its default features)",
+            path.display()
+        )
+    }
 }

@@ -9,6 +9,7 @@ use fuselage::cost::{CostModel, OnChipBuffer};
 use fuselage::explain::{
     CostExplainer, CostTerms, Explainer, explain_cost, rank_agreement, render,
 };
+#[cfg(feature = "learned")]
 use fuselage::gnn::{ValidityModel, default_device, shipped};
 use fuselage::ir::Graph;
 use fuselage::ir::escape;
@@ -104,14 +105,17 @@ pub fn run(a: ExplainCmd, registry: &Registry) -> anyhow::Result<()> {
         };
         Some((e, exact))
     };
-    // The classifier's verdict, where the cost model has one (LBDF and BRR) and the buffer
-    // is unified.
+    // The classifier's verdict, where the cost model has one (LBDF and BRR), the buffer
+    // is unified, and the build has the GNN.
+    #[cfg(feature = "learned")]
     let p = match (cost.kind, model.config().buffer()) {
         (Some(kind), OnChipBuffer::Unified { .. }) if kind != fuselage::cost::CostKind::Tiled => {
             Some(shipped(kind, &default_device())?.invalid_probability(&g, &set, beta)?)
         }
         _ => None,
     };
+    #[cfg(not(feature = "learned"))]
+    let p: Option<f32> = None;
     let order = GroupOrder::new(&g, &set);
     let mut rows = Vec::new();
     if let Some((e, exact)) = &ranked {

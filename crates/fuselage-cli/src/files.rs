@@ -45,6 +45,13 @@ pub enum Kind {
     Model,
 }
 
+/// The importer's own cap on an ONNX file (2 GiB); the same without the `onnx` feature, where
+/// no model file is read.
+#[cfg(feature = "onnx")]
+const MODEL_CAP: u64 = fuselage::onnx::MAX_FILE_BYTES;
+#[cfg(not(feature = "onnx"))]
+const MODEL_CAP: u64 = 2 << 30;
+
 impl Kind {
     /// The most bytes a file of this kind may have.
     pub const fn cap(self) -> u64 {
@@ -54,7 +61,7 @@ impl Kind {
             Kind::CheckpointMeta => 16 << 20,
             Kind::CheckpointWeights => 256 << 20,
             Kind::Dataset => 256 << 20,
-            Kind::Model => fuselage::onnx::MAX_FILE_BYTES,
+            Kind::Model => MODEL_CAP,
         }
     }
 

@@ -10,11 +10,20 @@
 //! arguments, runs the facade `fuselage` (the [`Planner`](fuselage::Planner) for
 //! `optimize`), and prints.
 //!
+//! Features (both on by default): `onnx` (ONNX import through tract, and `export`) and
+//! `learned` (the GNN and the learned explainers through burn: `dataset`, `train`,
+//! `classify`, `reproduce`, `--explainer gnne|pg|rg`). Without them the program plans,
+//! costs, explains (cost, random), sweeps and reports zoo networks as it does with them, and
+//! builds in a fraction of the time.
+//!
 //! A downstream crate adds its own cost model, search or explainer to the program through a
 //! [`Registry`] and [`main_with`]: its binary is the `fuselage` program that also knows those
 //! names. The binary of this crate is `main_with(&Registry::default())`.
 // No panic on a path user input can reach.
 #![deny(clippy::unwrap_used, clippy::expect_used)]
+// Without its features the program leaves out the commands that read checkpoints, data sets
+// and ONNX files; the helpers only they use are then unused (the full build checks them).
+#![cfg_attr(not(all(feature = "onnx", feature = "learned")), allow(dead_code))]
 
 /// `println!` that returns the write error instead of panicking, so that `fuselage ... | head`
 /// ends quietly (see `main`). The summary goes to standard error instead when an output file
@@ -34,8 +43,10 @@ mod common;
 mod cost;
 mod diff;
 mod explain;
+#[cfg(feature = "onnx")]
 mod export;
 mod files;
+#[cfg(feature = "learned")]
 mod gnn;
 mod hw;
 mod inspect;
@@ -43,6 +54,7 @@ mod optimize;
 mod plot;
 pub mod registry;
 mod report;
+#[cfg(feature = "learned")]
 mod reproduce;
 mod sweep;
 mod units;
@@ -97,17 +109,22 @@ enum Command {
     /// Search for a fusion plan and write it as JSON.
     Optimize(optimize::OptimizeCmd),
     /// Collect fusion groups by random search and label them at five buffer sizes.
+    #[cfg(feature = "learned")]
     Dataset(gnn::DatasetCmd),
     /// Train the GNN validity classifier for one cost model.
+    #[cfg(feature = "learned")]
     Train(gnn::TrainCmd),
     /// The GNN's probability that a group is invalid, beside the exact answer.
+    #[cfg(feature = "learned")]
     Classify(gnn::ClassifyCmd),
     /// Explain why a group does not fit: edges ranked by an explainer, and where to cut.
     Explain(explain::ExplainCmd),
     /// Rerun the paper's Tables II–V and budget curves; write docs/results.md.
+    #[cfg(feature = "learned")]
     Reproduce(reproduce::ReproduceCmd),
     /// Hand a plan to a compiler: the ONNX model unchanged, with each node's group (and the
     /// plan's summary) in its metadata; `cost --plan-from-metadata` reads it back.
+    #[cfg(feature = "onnx")]
     Export(export::ExportCmd),
     /// The plan as one self-contained HTML page: the network coloured by group, a sortable
     /// table, each group's cost terms, explanation and buffer timeline, the buffer sweep.
@@ -129,13 +146,18 @@ pub fn run(cli: Cli, registry: &Registry) -> anyhow::Result<()> {
         Command::Inspect(a) => inspect::run(a),
         Command::Cost(a) => cost::run(a, registry),
         Command::Optimize(a) => optimize::run(a, registry),
+        #[cfg(feature = "learned")]
         Command::Dataset(a) => gnn::dataset(a),
+        #[cfg(feature = "learned")]
         Command::Train(a) => gnn::train_cmd(a),
+        #[cfg(feature = "learned")]
         Command::Classify(a) => gnn::classify(a, registry),
+        #[cfg(feature = "learned")]
         Command::Reproduce(a) => reproduce::run(a),
         Command::Explain(a) => explain::run(a, registry),
         Command::Diff(a) => diff::run(a, registry),
         Command::Report(a) => report::run(a, registry),
+        #[cfg(feature = "onnx")]
         Command::Export(a) => export::run(a, registry),
         Command::Hw(a) => hw::run(a),
         Command::Sweep(a) => sweep::run(a),
@@ -146,12 +168,15 @@ pub fn run(cli: Cli, registry: &Registry) -> anyhow::Result<()> {
 /// error naming the file; the default hook would print the panic and a backtrace first. So a
 /// panic while the importer runs tract prints nothing, and every other panic prints as usual.
 fn quiet_caught_tract_panics() {
-    let default = std::panic::take_hook();
-    std::panic::set_hook(Box::new(move |info| {
-        if !fuselage::onnx::inside_tract() {
-            default(info);
-        }
-    }));
+    #[cfg(feature = "onnx")]
+    {
+        let default = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if !fuselage::onnx::inside_tract() {
+                default(info);
+            }
+        }));
+    }
 }
 
 /// The whole program: parses the process's arguments, runs the command with `registry`'s

@@ -10,9 +10,10 @@
 //! - `onnx` (feature `onnx`): ONNX import through tract;
 //! - [`zoo`]: the reference networks, built in code;
 //! - [`cost`]: the cost models (LBDF, BRR), the buffer simulator and plan evaluation;
-//! - [`gnn`]: the burn GNN validity classifier, its data set, training and shipped checkpoints;
+//! - `gnn` (feature `learned`): the burn GNN validity classifier, its data set, training and
+//!   shipped checkpoints;
 //! - [`explain`]: explainers of why a group does not fit (the `Explainer` trait, baselines);
-//! - [`reproduce`]: the paper's Tables II–V and budget curves, rerun ([`reproduce::run`]);
+//! - `reproduce` (feature `learned`): the paper's Tables II–V and budget curves, rerun;
 //! - [`split`] and [`search`]: splitters (random, and explanation-guided), searches and the
 //!   exact optimiser;
 //! - [`pipeline`]: [`Planner`], which assembles all of the above once and runs it; this
@@ -26,6 +27,11 @@
 //!   and `fuselage::onnx` is re-exported. It brings tract, the largest dependency and the
 //!   longest build; without it a path is refused with [`Error::NoOnnx`], and the zoo, the
 //!   cost models, the searches and the explainers work as they do with it.
+//! - `learned` (on by default): `gnn`, the learned explainers in [`Explainers`] and
+//!   `reproduce`. It brings burn. Without it, [`Explainers`] makes the `cost` and `random`
+//!   explainers and refuses the learned kinds in one line. With neither feature the facade
+//!   builds in about a fifth of the time (`fuselage-cli --no-default-features`, the
+//!   README's first command).
 //!
 //! ```
 //! let g = fuselage::load_model("resnet18", None)?;
@@ -38,6 +44,7 @@
 
 pub use fuselage_cost as cost;
 pub use fuselage_explain as explain;
+#[cfg(feature = "learned")]
 pub use fuselage_gnn as gnn;
 pub use fuselage_ir as ir;
 #[cfg(feature = "onnx")]
@@ -48,12 +55,17 @@ pub use fuselage_search as search;
 pub use fuselage_split as split;
 pub use fuselage_zoo as zoo;
 
+#[cfg(feature = "learned")]
 pub mod reproduce;
 
 pub use fuselage_pipeline::{Outcome, Planner, Reference};
 
+#[cfg(feature = "learned")]
+use fuselage_explain::ExplainError;
+#[cfg(feature = "learned")]
 use fuselage_explain::learned::{GnnExplainer, GnnExplainerConfig, shipped_pg, shipped_rg};
-use fuselage_explain::{ExplainError, Explainer, ExplainerKind};
+use fuselage_explain::{Explainer, ExplainerKind};
+#[cfg(feature = "learned")]
 use fuselage_gnn::{FeatureSet, default_device, shipped_from};
 use fuselage_ir::Graph;
 use fuselage_pipeline::{Baselines, ExplainerFactory, ExplainerRequest, PipelineError};
@@ -68,7 +80,7 @@ pub enum Error {
     Onnx(#[from] fuselage_onnx::OnnxError),
     /// A file was named, and this build has no ONNX import (the `onnx` feature is off).
     #[error(
-        "{0}: this build of fuselage has no ONNX import (build the facade with its `onnx` feature)"
+        "{0}: this build of fuselage has no ONNX import (the facade's `onnx` feature, which fuselage-cli's default features turn on)"
     )]
     NoOnnx(String),
     /// The zoo has no such network, or could not build it.
@@ -86,6 +98,7 @@ pub enum Error {
     #[error(transparent)]
     Cost(#[from] fuselage_cost::CostError),
     /// The GNN classifier could not be loaded or run.
+    #[cfg(feature = "learned")]
     #[error(transparent)]
     Gnn(#[from] fuselage_gnn::GnnError),
     /// An explainer failed, or its checkpoint could not be loaded.
@@ -236,6 +249,7 @@ pub fn parse_size(text: &str) -> Result<u64, Error> {
 /// assert!(out.report.is_valid());
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
+#[cfg(feature = "learned")]
 #[derive(Copy, Clone, Debug)]
 pub struct Explainers {
     /// GNNExplainer's settings (the reproduction runs fewer steps than the default).
@@ -244,6 +258,7 @@ pub struct Explainers {
     pub features: FeatureSet,
 }
 
+#[cfg(feature = "learned")]
 impl Default for Explainers {
     /// GNNExplainer's defaults over the broad classifiers.
     fn default() -> Self {
@@ -254,6 +269,7 @@ impl Default for Explainers {
     }
 }
 
+#[cfg(feature = "learned")]
 impl ExplainerFactory for Explainers {
     fn explainer(
         &self,
@@ -281,6 +297,48 @@ impl ExplainerFactory for Explainers {
             ExplainerKind::Pg => Box::new(shipped_pg(clf)?),
             ExplainerKind::Rg => Box::new(shipped_rg(clf)?),
             _ => Box::new(GnnExplainer::with_config(clf, self.gnne)),
+        })
+    }
+}
+
+/// The explainer factory of a build without the `learned` feature: the baselines (`cost`,
+/// `random`); a learned kind is refused with a line that says how to get it.
+///
+/// ```
+/// # #[cfg(not(feature = "learned"))] {
+/// use fuselage::cost::{CostConfig, CostKind};
+/// use fuselage::explain::ExplainerKind;
+/// use fuselage::{Explainers, Planner, Reference};
+/// let g = fuselage::load_model("resnet18", None).unwrap();
+/// let run = Planner::new(&g, CostKind::Lbdf, CostConfig::kib(128).unwrap())
+///     .explainers(&Explainers::default())
+///     .explainer(ExplainerKind::Pg)
+///     .budget(20)
+///     .reference(Reference::Off)
+///     .run();
+/// assert!(run.unwrap_err().to_string().contains("`learned` feature"));
+/// # }
+/// ```
+#[cfg(not(feature = "learned"))]
+#[derive(Copy, Clone, Debug, Default)]
+pub struct Explainers {
+    /// Fields may come; build it with `Explainers::default()`.
+    _private: (),
+}
+
+#[cfg(not(feature = "learned"))]
+impl ExplainerFactory for Explainers {
+    fn explainer(
+        &self,
+        kind: ExplainerKind,
+        request: &ExplainerRequest<'_>,
+    ) -> Result<Box<dyn Explainer>, PipelineError> {
+        if !kind.is_learned() {
+            return Baselines.explainer(kind, request);
+        }
+        Err(PipelineError::ExplainerUnavailable {
+            kind,
+            why: "this build of fuselage has no learned explainers (build it with its `learned` feature, which fuselage-cli's default features turn on)".into(),
         })
     }
 }
