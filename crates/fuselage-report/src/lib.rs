@@ -24,6 +24,8 @@
 #![warn(missing_docs)]
 #![deny(clippy::unwrap_used, clippy::expect_used)]
 
+pub mod chart;
+
 use fuselage_cost::{
     Accelerator, BufferSimulator, CostKind, CostModel, OnChipBuffer, PlanFile, evaluate_plan,
 };
