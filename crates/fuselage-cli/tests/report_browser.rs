@@ -1,7 +1,8 @@
 //! The HTML report in a real browser: headless Chromium driven through chromedriver
 //! (Debian's `chromium` and `chromium-driver`) over WebDriver. Every group is drawn, the page
-//! logs no error, clicking a group's node opens its panel, and a screenshot is saved to
-//! `target/report-screenshot.png`. Without Chromium the test says so and skips.
+//! logs no error, clicking a group's node opens its panel, the sweep chart is there with its
+//! tick labels, and a screenshot is saved to `target/report-screenshot.png`. Without Chromium
+//! the test says so and skips.
 
 mod common;
 use common::{fuselage, tmp};
@@ -153,6 +154,20 @@ fn the_report_works_in_chromium() {
             .await
             .unwrap();
         assert_eq!(c.find_all(Locator::Css("#groups tbody tr")).await.unwrap().len(), groups);
+        // The sweep chart, SVG made in Rust, is in the page's DOM with its labels.
+        let labels = c
+            .execute(
+                "return Array.from(document.querySelectorAll('#sweep svg text.x-tick, #sweep svg text.beta-label')).map(t => t.textContent)",
+                vec![],
+            )
+            .await
+            .unwrap();
+        assert_eq!(
+            labels,
+            serde_json::json!([
+                "16 KiB", "32 KiB", "64 KiB", "128 KiB", "256 KiB", "512 KiB", "β = 128 KiB"
+            ])
+        );
         let errors = c.execute("return window.fuselageErrors", vec![]).await.unwrap();
         assert_eq!(errors, serde_json::json!([]), "console errors");
         let png = c.screenshot().await.unwrap();

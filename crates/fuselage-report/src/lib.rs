@@ -12,14 +12,18 @@
 //!   (`explain_cost`: the weights and each tensor's rows × row bytes and why it keeps them),
 //!   the edges the exact cost explainer ranks first, and, under LBDF, the buffer occupancy
 //!   timeline the row-level simulator measured.
-//! - **The buffer sweep** (built-in cost models, unified buffers): optimal DRAM from β/8 to 4β.
+//! - **The buffer sweep** (built-in cost models, unified buffers): optimal DRAM from β/8 to 4β,
+//!   drawn by [`chart::SweepChart`] (the chart of `fuselage sweep --svg` too): tick labels in
+//!   KiB/MiB and MB on both axes, a dot at each breakpoint, dashed lines at the plan's β and
+//!   at its DRAM.
 //!
 //! ## Design
 //!
 //! Everything is computed here, in Rust, and embedded as one JSON document; the page's script
 //! only draws tables and panels from it (with `textContent`, never HTML from the data) and
-//! sorts. The script records every error in `window.fuselageErrors`, so a browser test can
-//! assert there were none. Nodes of the drawing carry `data-group` and `data-node`.
+//! sorts. The two drawings, the network and the sweep, are SVG made in Rust and put in the
+//! page as they are. The script records every error in `window.fuselageErrors`, so a browser
+//! test can assert there were none. Nodes of the drawing carry `data-group` and `data-node`.
 
 #![warn(missing_docs)]
 #![deny(clippy::unwrap_used, clippy::expect_used)]
@@ -193,16 +197,24 @@ impl<'a> Report<'a> {
             }));
         }
         let mut sweep_note = String::new();
+        let mut sweep_chart = None;
         let sweep_points: Vec<Value> = match (self.kind, self.sweep, model.config().buffer()) {
             (Some(kind), true, OnChipBuffer::Unified { bytes }) => {
                 let from = (bytes / 8).max(1024);
                 let to = bytes.saturating_mul(4).max(from);
                 match sweep_within(g, kind, &self.hw, from, to, Some(self.optimum_limit * 2)) {
-                    Ok(s) => s
-                        .points
-                        .iter()
-                        .map(|p| json!([p.buffer_bytes, p.dram_bytes]))
-                        .collect(),
+                    Ok(s) => {
+                        let title = format!("{}: optimal DRAM against buffer ({kind})", g.name());
+                        let chart = chart::SweepChart::from_sweep(&s)
+                            .title(&title)
+                            .beta(bytes)
+                            .plan_dram(report.dram_bytes);
+                        sweep_chart = Some(chart.to_svg());
+                        s.points
+                            .iter()
+                            .map(|p| json!([p.buffer_bytes, p.dram_bytes]))
+                            .collect()
+                    }
                     Err(e) => {
                         sweep_note = format!("The sweep was left out: {e}.");
                         Vec::new()
@@ -240,8 +252,24 @@ impl<'a> Report<'a> {
                 self.max_drawn_nodes
             )
         };
-        Ok(page(&data, &drawing))
+        let sweep = sweep_section(sweep_chart.as_deref(), &sweep_note);
+        Ok(page(&data, &drawing, &sweep))
     }
+}
+
+/// The sweep's heading and chart, or its note when it was left out; nothing without either.
+fn sweep_section(chart: Option<&str>, note: &str) -> String {
+    let body = match chart {
+        Some(svg) => format!(
+            "<p>Optimal DRAM against a unified buffer from β/8 to 4β: a dot where the optimum \
+             changes, dashed lines at this plan's β and at its DRAM.</p>\n{svg}"
+        ),
+        None if !note.is_empty() => {
+            format!("<p>{}</p>", escape_attr(&fuselage_ir::escape(note)))
+        }
+        None => return String::new(),
+    };
+    format!("<h2 id=\"sweep-title\">Buffer sweep</h2>\n<div id=\"sweep\">{body}</div>")
 }
 
 /// At most `n` points of a timeline, evenly spaced, the peak kept.
@@ -350,7 +378,7 @@ fn embedded_json(data: &Value) -> String {
     out
 }
 
-fn page(data: &Value, drawing: &str) -> String {
+fn page(data: &Value, drawing: &str, sweep: &str) -> String {
     let json = embedded_json(data);
     format!(
         r#"<!DOCTYPE html>
@@ -380,8 +408,7 @@ dl{{display:grid;grid-template-columns:max-content auto;gap:.2em 1em}} dt{{font-
 <th data-k="index">#</th><th data-k="n">nodes</th><th data-k="first">first node</th><th data-k="buffer_bytes">F_β (B)</th>
 <th data-k="dram_bytes">DRAM (B)</th><th data-k="latency_cycles">latency (cycles)</th><th data-k="energy_joules">energy (J)</th><th data-k="status">status</th>
 </tr></thead><tbody></tbody></table>
-<h2 id="sweep-title">Buffer sweep</h2>
-<div id="sweep"></div>
+{sweep}
 <div id="panel"></div>
 <script type="application/json" id="data">{json}</script>
 <script>
@@ -435,11 +462,6 @@ if(line){{var l=document.createElementNS(NS,'line');l.setAttribute('x1',m);l.set
 var a=document.createElementNS(NS,'path');a.setAttribute('d','M'+m+' '+(H-m)+' H'+(W-m)+' M'+m+' '+(H-m)+' V'+m);a.setAttribute('stroke','#333');s.appendChild(a);
 [[xl,W/2,H-8],[yl+' (max '+Math.round(y1/1.05)+')',m,m-8]].forEach(function(q){{var tx=document.createElementNS(NS,'text');tx.textContent=q[0];tx.setAttribute('x',q[1]);tx.setAttribute('y',q[2]);tx.setAttribute('font-size','11');s.appendChild(tx)}});
 return s}}
-var sw=document.getElementById('sweep');
-if(D.sweep.length){{var pts=[];D.sweep.forEach(function(p,i){{pts.push([p[0],p[1]]);var nx=D.sweep[i+1];if(nx)pts.push([nx[0],p[1]])}});
-sw.appendChild(el('p','Optimal DRAM (bytes) against a unified buffer (bytes); the dashed line is this plan\'s DRAM.'));sw.appendChild(chart(pts,'buffer (bytes)','optimal DRAM',D.dram_bytes))}}
-else if(D.sweep_note){{sw.appendChild(el('p',D.sweep_note))}}
-else{{document.getElementById('sweep-title').style.display='none'}}
 }})();
 </script>
 </body></html>
@@ -492,13 +514,66 @@ mod tests {
         assert_eq!(marked.iter().next().unwrap().len(), 2);
     }
 
+    /// The report's sweep is the chart of `sweep --svg`, drawn in Rust: tick labels on both
+    /// axes, β marked; the page's script no longer draws it (issue 34, point 2).
+    #[test]
+    fn the_sweep_is_one_chart_with_tick_labels_and_beta() {
+        use chart::read::{attr, texts, tick_x};
+        let g = fuselage_zoo::build("resnet18").unwrap();
+        let config = fuselage_cost::CostConfig::kib(128).unwrap();
+        let model = Arc::new(fuselage_cost::Cached::new(CostKind::Lbdf.model(config)));
+        let plan = fuselage_cost::layer_by_layer(&g);
+        let html = Report::new(&g, model, &plan)
+            .kind(CostKind::Lbdf)
+            .render()
+            .unwrap();
+        let start = html.find("<svg xmlns").unwrap();
+        let svg = &html[start..start + html[start..].find("</svg>\n").unwrap() + 7];
+        assert!(html[..start].ends_with("<h2 id=\"sweep-title\">Buffer sweep</h2>\n<div id=\"sweep\"><p>Optimal DRAM against a unified buffer from β/8 to 4β: a dot where the optimum changes, dashed lines at this plan's β and at its DRAM.</p>\n"));
+        assert_eq!(
+            texts(svg, "title"),
+            ["resnet18: optimal DRAM against buffer (lbdf)"]
+        );
+        // β/8 to 4β.
+        assert_eq!(
+            texts(svg, "x-tick"),
+            [
+                "16 KiB", "32 KiB", "64 KiB", "128 KiB", "256 KiB", "512 KiB"
+            ]
+        );
+        // 13.5 MB at 4β to the plan's 24.3 MB: a step of 5 MB.
+        assert_eq!(texts(svg, "y-tick"), ["10", "15", "20", "25"]);
+        assert_eq!(texts(svg, "beta-label"), ["β = 128 KiB"]);
+        assert_eq!(attr(svg, "beta", "x1"), tick_x(svg, "128 KiB"));
+        assert_eq!(texts(svg, "plan-label"), ["this plan: 24.257 MB"]);
+        // The same chart as the sweep's own, and no script draws another.
+        let hw = Accelerator::beta_only(config);
+        let s = sweep_within(&g, CostKind::Lbdf, &hw, 16 << 10, 512 << 10, None).unwrap();
+        let dram = evaluate_plan(&fuselage_cost::Lbdf::new(config), &g, &plan)
+            .unwrap()
+            .dram_bytes;
+        let own = chart::SweepChart::from_sweep(&s)
+            .title("resnet18: optimal DRAM against buffer (lbdf)")
+            .beta(128 << 10)
+            .plan_dram(dram);
+        assert_eq!(svg, own.to_svg());
+        assert_eq!(html.matches("<svg xmlns").count(), 1);
+        assert!(!html.contains("D.sweep"));
+        // Left out: its note, escaped; off: nothing.
+        assert_eq!(
+            sweep_section(None, "The sweep was left out: <a & b>."),
+            "<h2 id=\"sweep-title\">Buffer sweep</h2>\n<div id=\"sweep\"><p>The sweep was left out: &lt;a &amp; b&gt;.</p></div>"
+        );
+        assert_eq!(sweep_section(None, ""), "");
+    }
+
     /// The report used to embed names raw: `<!--<script>` made its script vanish (a blank
     /// heading and an empty table).
     #[test]
     fn no_name_can_end_or_derail_the_embedded_data() {
         let hostile = "<!--<script></script>&amp;\u{1b}";
         let data = serde_json::json!({ "name": hostile, "nodes": [hostile, "<!--"] });
-        let html = page(&data, "");
+        let html = page(&data, "", "");
         assert!(!html.contains("<!--"), "a comment opens in the page");
         assert_eq!(
             html.matches("<script").count(),
