@@ -26,6 +26,10 @@ pub struct ReportCmd {
     /// Leave out the buffer sweep (it solves the network once per step of the curve).
     #[arg(long)]
     no_sweep: bool,
+    /// Seconds the buffer sweep may take; past them the report draws the part of the curve
+    /// solved by then (from 4β down), and says so. `fuselage sweep` draws it whole.
+    #[arg(long, value_name = "SECONDS", default_value = "3", value_parser = crate::optimize::seconds)]
+    sweep_time_limit: f64,
     /// Draw the network only up to this many nodes.
     #[arg(long, value_name = "N", default_value = "200")]
     max_drawn_nodes: usize,
@@ -48,6 +52,7 @@ pub fn run(a: ReportCmd, registry: &Registry) -> anyhow::Result<()> {
     let mut report = fuselage::report::Report::new(&g, model, &plan)
         .hardware(setting.hw)
         .with_sweep(!a.no_sweep)
+        .sweep_limit(std::time::Duration::from_secs_f64(a.sweep_time_limit))
         .max_drawn_nodes(a.max_drawn_nodes);
     if let Some(kind) = setting.kind {
         report = report.kind(kind);

@@ -1,7 +1,8 @@
 //! `fuselage sweep MODEL --fusion lbdf|brr --from SIZE --to SIZE [--hw FILE|PRESET] [--json]
 //! [--svg FILE]`: the optimal DRAM against the buffer size, with its exact breakpoints.
 //!
-//! The work is [`fuselage::pipeline::sweep`]; this file reads the arguments and prints.
+//! The work is [`fuselage::pipeline::sweep`], the drawing the report's
+//! [`fuselage::report::chart::SweepChart`]; this file reads the arguments and prints.
 
 use crate::common::{ModelArgs, kib, mb};
 use crate::files::{Files, write};
@@ -31,7 +32,7 @@ pub struct SweepCmd {
     /// Print JSON: {"points": [...], "breakpoints": [...]}.
     #[arg(long)]
     json: bool,
-    /// Also draw the curve as an SVG plot (`-`: standard output).
+    /// Also draw the curve as an SVG chart, the report's (`-`: standard output).
     #[arg(long, value_name = "FILE")]
     svg: Option<PathBuf>,
     /// Seconds the sweep may take, 0 to 10^6; a sweep cut short is not exact, so it is then
@@ -57,16 +58,10 @@ pub fn run(a: SweepCmd) -> anyhow::Result<()> {
     let limit = std::time::Duration::from_secs_f64(a.time_limit);
     let s = fuselage::pipeline::sweep_within(&g, kind, &hw, from, to, Some(limit))?;
     if let Some(path) = &a.svg {
-        let points: Vec<(f64, f64)> = s
-            .points
-            .iter()
-            .map(|p| (p.buffer_bytes as f64 / 1024.0, mb(p.dram_bytes)))
-            .collect();
+        // The report's chart: no β to mark here, the range is the user's.
         let title = format!("{}: optimal DRAM against buffer ({kind})", g.name());
-        let plot = crate::plot::Plot::new(&title, "buffer (KiB, log scale)", "optimal DRAM (MB)")
-            .points(&points)
-            .steps();
-        write("--svg", path, plot.to_svg()?)?;
+        let chart = fuselage::report::chart::SweepChart::from_sweep(&s).title(&title);
+        write("--svg", path, chart.to_svg())?;
     }
     if a.json {
         outln!("{}", serde_json::to_string_pretty(&s)?)?;

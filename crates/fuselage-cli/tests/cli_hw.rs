@@ -270,3 +270,64 @@ fn sweep_prints_points_and_breakpoints_as_json() {
     ]);
     assert!(err.contains("range"), "{err}");
 }
+
+/// The texts of the SVG's `<text class="{class}" ...>` elements, in order.
+fn svg_texts(svg: &str, class: &str) -> Vec<String> {
+    svg.split(&format!(r#"<text class="{class}""#))
+        .skip(1)
+        .map(|t| {
+            let (_, rest) = t.split_once('>').unwrap();
+            rest.split_once("</text>").unwrap().0.to_owned()
+        })
+        .collect()
+}
+
+/// `sweep --svg` draws the report's chart (issue 34, point 2): tick labels in KiB and MiB on
+/// the buffer axis and round MB on the DRAM axis, a dot per breakpoint, no β marker (the
+/// sweep has no plan).
+#[test]
+fn sweep_svg_has_tick_labels_on_both_axes() {
+    let svg = tmp("sweep.svg");
+    let text = stdout(&[
+        "sweep",
+        "resnet18",
+        "--resolution",
+        "64",
+        "--fusion",
+        "lbdf",
+        "--from",
+        "16KiB",
+        "--to",
+        "1MiB",
+        "--json",
+        "--svg",
+        svg.to_str().unwrap(),
+    ]);
+    let plot = std::fs::read_to_string(&svg).unwrap();
+    assert!(plot.starts_with("<svg xmlns=\"http://www.w3.org/2000/svg\""));
+    assert_eq!(
+        svg_texts(&plot, "title"),
+        ["resnet18: optimal DRAM against buffer (lbdf)"]
+    );
+    assert_eq!(
+        svg_texts(&plot, "x-tick"),
+        [
+            "16 KiB", "32 KiB", "64 KiB", "128 KiB", "256 KiB", "512 KiB", "1 MiB"
+        ]
+    );
+    assert_eq!(svg_texts(&plot, "x-title"), ["buffer (log scale)"]);
+    // 12.438 MB at 16 KiB down to 11.786 MB at 1 MiB: a step of 0.2 MB.
+    assert_eq!(
+        svg_texts(&plot, "y-tick"),
+        ["11.6", "11.8", "12.0", "12.2", "12.4", "12.6"]
+    );
+    assert_eq!(svg_texts(&plot, "y-title"), ["optimal DRAM (MB)"]);
+    assert!(svg_texts(&plot, "beta-label").is_empty() && !plot.contains("class=\"beta\""));
+    // One dot per breakpoint, and the very chart the report draws of this sweep.
+    let sweep: fuselage::pipeline::Sweep = serde_json::from_str(&text).unwrap();
+    assert_eq!(sweep.breakpoints.len(), 39);
+    assert_eq!(plot.matches("class=\"breakpoint\"").count(), 39);
+    let chart = fuselage::report::chart::SweepChart::from_sweep(&sweep)
+        .title("resnet18: optimal DRAM against buffer (lbdf)");
+    assert_eq!(plot, chart.to_svg());
+}

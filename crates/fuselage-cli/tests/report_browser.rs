@@ -4,7 +4,8 @@
 //! 2 MiB (968 nodes, past the node drawing's limit). In the first 1,400 × 1,000 view of
 //! each, every group's box of the plan overview lies inside the viewport; where the network
 //! is drawn, its view opens on nodes, not on an empty corner; clicking a box (and a node)
-//! opens that group's panel; the page logs no error. A screenshot of each first view is kept
+//! opens that group's panel; the sweep chart carries its tick labels and β (where the
+//! report has a sweep); the page logs no error. A screenshot of each first view is kept
 //! as `target/report-<network>.png` (CI lists them as build artefacts). Without Chromium the
 //! test says so and skips.
 
@@ -61,12 +62,19 @@ struct Case {
     html: PathBuf,
     groups: usize,
     drawn: bool,
+    /// The sweep chart's buffer labels and its β marker (none for Llama, without a sweep).
+    sweep_labels: &'static [&'static str],
 }
 
 impl Case {
     /// Plans `network` exactly and writes its report (without the sweep for Llama, whose
-    /// sweep a debug build takes long over; the sweep has tests of its own).
-    fn make(network: &'static str, settings: &'static [&'static str], drawn: bool) -> Case {
+    /// sweep takes a debug build long; the sweep has tests of its own).
+    fn make(
+        network: &'static str,
+        settings: &'static [&'static str],
+        drawn: bool,
+        sweep_labels: &'static [&'static str],
+    ) -> Case {
         let (plan, html) = (
             tmp(&format!("{network}.json")),
             tmp(&format!("{network}.html")),
@@ -90,8 +98,11 @@ impl Case {
             "--out",
             html.to_str().unwrap(),
         ]);
+        // The whole sweep (its labels are asserted), however slow a debug build; none for Llama.
         if network.starts_with("llama") {
             args.push("--no-sweep");
+        } else {
+            args.extend(["--sweep-time-limit", "600"]);
         }
         let o = fuselage(&args);
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
@@ -108,6 +119,7 @@ impl Case {
             html,
             groups,
             drawn,
+            sweep_labels,
         }
     }
 }
@@ -233,6 +245,20 @@ async fn check(c: &Client, case: &Case) {
             .len(),
         case.groups
     );
+    // The sweep chart, SVG made in Rust, is in the page with its labels.
+    let labels = c
+        .execute(
+            "return Array.from(document.querySelectorAll('#sweep svg text.x-tick, #sweep svg text.beta-label')).map(t => t.textContent)",
+            vec![],
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        labels,
+        serde_json::json!(case.sweep_labels),
+        "{}: sweep",
+        case.network
+    );
     let errors = c
         .execute("return window.fuselageErrors", vec![])
         .await
@@ -276,16 +302,35 @@ fn three_reports_open_on_their_plan_in_chromium() {
             "resnet18",
             &["--fusion", "lbdf", "--buffer", "128KiB"],
             true,
+            &[
+                "16 KiB",
+                "32 KiB",
+                "64 KiB",
+                "128 KiB",
+                "256 KiB",
+                "512 KiB",
+                "β = 128 KiB",
+            ],
         ),
         Case::make(
             "gpt2_l4_h256",
             &["--fusion", "lbdf", "--buffer", "256KiB"],
             true,
+            &[
+                "32 KiB",
+                "64 KiB",
+                "128 KiB",
+                "256 KiB",
+                "512 KiB",
+                "1 MiB",
+                "β = 256 KiB",
+            ],
         ),
         Case::make(
             "llama_3_2_1b",
             &["--seq", "2048", "--fusion", "lbdf", "--buffer", "2MiB"],
             false,
+            &[],
         ),
     ];
     for case in &cases {

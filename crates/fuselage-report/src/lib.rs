@@ -17,25 +17,31 @@
 //!   (`explain_cost`: the weights and each tensor's rows × row bytes and why it keeps them),
 //!   the edges the exact cost explainer ranks first, and, under LBDF, the buffer occupancy
 //!   timeline the row-level simulator measured.
-//! - **The buffer sweep** (built-in cost models, unified buffers): optimal DRAM from β/8 to 4β.
+//! - **The buffer sweep** (built-in cost models, unified buffers): optimal DRAM from β/8 to 4β,
+//!   drawn by [`chart::SweepChart`] (the chart of `fuselage sweep --svg` too): tick labels in
+//!   KiB/MiB and MB on both axes, a dot at each breakpoint, dashed lines at the plan's β and
+//!   at its DRAM.
 //!
 //! ## Design
 //!
 //! Everything is computed here, in Rust, and embedded as one JSON document; the page's script
 //! only draws tables and panels from it (with `textContent`, never HTML from the data) and
-//! sorts. The script records every error in `window.fuselageErrors`, so a browser test can
-//! assert there were none. Nodes of the drawing carry `data-group` and `data-node`, and the
-//! overview's boxes `data-group`.
+//! sorts. The drawings (the plan overview, the network, the sweep) are SVG made in Rust and
+//! put in the page as they are. The script records every error in `window.fuselageErrors`,
+//! so a browser test can assert there were none. Nodes of the drawing carry `data-group` and
+//! `data-node`, and the overview's boxes `data-group`.
 
 #![warn(missing_docs)]
 #![deny(clippy::unwrap_used, clippy::expect_used)]
+
+pub mod chart;
 
 use fuselage_cost::{
     Accelerator, BufferSimulator, CostKind, CostModel, OnChipBuffer, PlanFile, evaluate_plan,
 };
 use fuselage_explain::{CostExplainer, Explainer, explain_cost};
 use fuselage_ir::{Graph, Plan};
-use fuselage_pipeline::{Planner, Reference, sweep_within};
+use fuselage_pipeline::{Planner, Reference, sweep_partial};
 use rand::SeedableRng;
 use serde_json::{Value, json};
 use std::sync::Arc;
@@ -72,6 +78,7 @@ pub struct Report<'a> {
     hw: Accelerator,
     sweep: bool,
     optimum_limit: Duration,
+    sweep_limit: Duration,
     max_drawn_nodes: usize,
 }
 
@@ -88,6 +95,7 @@ impl<'a> Report<'a> {
             hw,
             sweep: true,
             optimum_limit: Duration::from_secs(10),
+            sweep_limit: Duration::from_secs(3),
             max_drawn_nodes: 200,
         }
     }
@@ -110,10 +118,18 @@ impl<'a> Report<'a> {
         self
     }
 
-    /// How long the exact optimum may take (default 10 s; past it, its best plan, marked);
-    /// the sweep may take twice as long, or is left out with a note.
+    /// How long the exact optimum may take (default 10 s; past it, its best plan, marked).
     pub fn optimum_limit(mut self, limit: Duration) -> Self {
         self.optimum_limit = limit;
+        self
+    }
+
+    /// How long the buffer sweep may take (default 3 s): past it, the report draws the part
+    /// of the curve solved by then, from 4β down ([`sweep_partial`]), and says where it
+    /// stops. Most networks finish well within it; Llama-3.2-1B at 2,048 tokens has about a
+    /// hundred steps between β/8 and 4β.
+    pub fn sweep_limit(mut self, limit: Duration) -> Self {
+        self.sweep_limit = limit;
         self
     }
 
@@ -199,16 +215,40 @@ impl<'a> Report<'a> {
             }));
         }
         let mut sweep_note = String::new();
+        let mut sweep_chart = None;
         let sweep_points: Vec<Value> = match (self.kind, self.sweep, model.config().buffer()) {
             (Some(kind), true, OnChipBuffer::Unified { bytes }) => {
                 let from = (bytes / 8).max(1024);
                 let to = bytes.saturating_mul(4).max(from);
-                match sweep_within(g, kind, &self.hw, from, to, Some(self.optimum_limit * 2)) {
-                    Ok(s) => s
-                        .points
-                        .iter()
-                        .map(|p| json!([p.buffer_bytes, p.dram_bytes]))
-                        .collect(),
+                match sweep_partial(g, kind, &self.hw, from, to, self.sweep_limit) {
+                    Ok(s) if s.points.is_empty() => {
+                        sweep_note = format!(
+                            "The sweep was left out: no step of it was solved within its time limit ({:.1} s).",
+                            self.sweep_limit.as_secs_f64()
+                        );
+                        Vec::new()
+                    }
+                    Ok(s) => {
+                        if let Some(at) = s.stopped_at {
+                            sweep_note = format!(
+                                "The sweep stopped at its time limit ({:.1} s): it covers {} to {}, not down to {}. `fuselage sweep` draws the whole curve.",
+                                self.sweep_limit.as_secs_f64(),
+                                size(at),
+                                size(to),
+                                size(from)
+                            );
+                        }
+                        let title = format!("{}: optimal DRAM against buffer ({kind})", g.name());
+                        let chart = chart::SweepChart::from_sweep(&s)
+                            .title(&title)
+                            .beta(bytes)
+                            .plan_dram(report.dram_bytes);
+                        sweep_chart = Some(chart.to_svg());
+                        s.points
+                            .iter()
+                            .map(|p| json!([p.buffer_bytes, p.dram_bytes]))
+                            .collect()
+                    }
                     Err(e) => {
                         sweep_note = format!("The sweep was left out: {e}.");
                         Vec::new()
@@ -264,8 +304,37 @@ impl<'a> Report<'a> {
                 self.max_drawn_nodes
             )
         };
-        Ok(page(&data, &plan_picture, &drawing))
+        let sweep = sweep_section(sweep_chart.as_deref(), &sweep_note);
+        Ok(page(&data, &plan_picture, &drawing, &sweep))
     }
+}
+
+/// A size in KiB or MiB for the page's words.
+fn size(bytes: u64) -> String {
+    if bytes >= 1 << 20 {
+        format!("{:.2} MiB", bytes as f64 / f64::from(1 << 20))
+    } else {
+        format!("{:.1} KiB", bytes as f64 / 1024.0)
+    }
+}
+
+/// The sweep's heading and chart (with the note of a sweep cut short), or its note when it
+/// was left out; nothing without either.
+fn sweep_section(chart: Option<&str>, note: &str) -> String {
+    let note = if note.is_empty() {
+        String::new()
+    } else {
+        format!("<p>{}</p>", escape_attr(&fuselage_ir::escape(note)))
+    };
+    let body = match chart {
+        Some(svg) => format!(
+            "<p>Optimal DRAM against a unified buffer from β/8 to 4β: a dot where the optimum \
+             changes, dashed lines at this plan's β and at its DRAM.</p>\n{note}{svg}"
+        ),
+        None if !note.is_empty() => note,
+        None => return String::new(),
+    };
+    format!("<h2 id=\"sweep-title\">Buffer sweep</h2>\n<div id=\"sweep\">{body}</div>")
 }
 
 /// At most `n` points of a timeline, evenly spaced, the peak kept.
@@ -374,7 +443,7 @@ fn embedded_json(data: &Value) -> String {
     out
 }
 
-fn page(data: &Value, overview: &str, drawing: &str) -> String {
+fn page(data: &Value, overview: &str, drawing: &str, sweep: &str) -> String {
     let json = embedded_json(data);
     format!(
         r#"<!DOCTYPE html>
@@ -409,8 +478,7 @@ dl{{display:grid;grid-template-columns:max-content auto;gap:.2em 1em}} dt{{font-
 <th data-k="index">#</th><th data-k="n">nodes</th><th data-k="first">first node</th><th data-k="buffer_bytes">F_β (B)</th>
 <th data-k="dram_bytes">DRAM (B)</th><th data-k="latency_cycles">latency (cycles)</th><th data-k="energy_joules">energy</th><th data-k="status">status</th>
 </tr></thead><tbody></tbody></table>
-<h2 id="sweep-title">Buffer sweep</h2>
-<div id="sweep"></div>
+{sweep}
 <div id="panel"></div>
 <script type="application/json" id="data">{json}</script>
 <script>
@@ -486,11 +554,6 @@ if(line){{var l=document.createElementNS(NS,'line');l.setAttribute('x1',m);l.set
 var a=document.createElementNS(NS,'path');a.setAttribute('d','M'+m+' '+(H-m)+' H'+(W-m)+' M'+m+' '+(H-m)+' V'+m);a.setAttribute('stroke','#333');s.appendChild(a);
 [[xl,W/2,H-8],[yl+' (max '+Math.round(y1/1.05)+')',m,m-8]].forEach(function(q){{var tx=document.createElementNS(NS,'text');tx.textContent=q[0];tx.setAttribute('x',q[1]);tx.setAttribute('y',q[2]);tx.setAttribute('font-size','11');s.appendChild(tx)}});
 return s}}
-var sw=document.getElementById('sweep');
-if(D.sweep.length){{var pts=[];D.sweep.forEach(function(p,i){{pts.push([p[0],p[1]]);var nx=D.sweep[i+1];if(nx)pts.push([nx[0],p[1]])}});
-sw.appendChild(el('p','Optimal DRAM (bytes) against a unified buffer (bytes); the dashed line is this plan\'s DRAM.'));sw.appendChild(chart(pts,'buffer (bytes)','optimal DRAM',D.dram_bytes))}}
-else if(D.sweep_note){{sw.appendChild(el('p',D.sweep_note))}}
-else{{document.getElementById('sweep-title').style.display='none'}}
 }})();
 </script>
 </body></html>
@@ -543,13 +606,82 @@ mod tests {
         assert_eq!(marked.iter().next().unwrap().len(), 2);
     }
 
+    /// The report's sweep is the chart of `sweep --svg`, drawn in Rust: tick labels on both
+    /// axes, β marked; the page's script no longer draws it (issue 34, point 2).
+    #[test]
+    fn the_sweep_is_one_chart_with_tick_labels_and_beta() {
+        use chart::read::{attr, texts, tick_x};
+        let g = fuselage_zoo::build("resnet18").unwrap();
+        let config = fuselage_cost::CostConfig::kib(128).unwrap();
+        let model = Arc::new(fuselage_cost::Cached::new(CostKind::Lbdf.model(config)));
+        let plan = fuselage_cost::layer_by_layer(&g);
+        let html = Report::new(&g, model, &plan)
+            .kind(CostKind::Lbdf)
+            .sweep_limit(Duration::from_secs(600))
+            .render()
+            .unwrap();
+        let section = html.find("<div id=\"sweep\">").unwrap();
+        let start = section + html[section..].find("<svg xmlns").unwrap();
+        let svg = &html[start..start + html[start..].find("</svg>\n").unwrap() + 7];
+        assert!(html[..start].ends_with("<h2 id=\"sweep-title\">Buffer sweep</h2>\n<div id=\"sweep\"><p>Optimal DRAM against a unified buffer from β/8 to 4β: a dot where the optimum changes, dashed lines at this plan's β and at its DRAM.</p>\n"));
+        assert_eq!(
+            texts(svg, "title"),
+            ["resnet18: optimal DRAM against buffer (lbdf)"]
+        );
+        // β/8 to 4β.
+        assert_eq!(
+            texts(svg, "x-tick"),
+            [
+                "16 KiB", "32 KiB", "64 KiB", "128 KiB", "256 KiB", "512 KiB"
+            ]
+        );
+        // 13.5 MB at 4β to the plan's 24.3 MB: a step of 5 MB.
+        assert_eq!(texts(svg, "y-tick"), ["10", "15", "20", "25"]);
+        assert_eq!(texts(svg, "beta-label"), ["β = 128 KiB"]);
+        assert_eq!(attr(svg, "beta", "x1"), tick_x(svg, "128 KiB"));
+        assert_eq!(texts(svg, "plan-label"), ["this plan: 24.257 MB"]);
+        // The same chart as the sweep's own, and no script draws another.
+        let hw = Accelerator::beta_only(config);
+        let s = fuselage_pipeline::sweep_within(&g, CostKind::Lbdf, &hw, 16 << 10, 512 << 10, None)
+            .unwrap();
+        let dram = evaluate_plan(&fuselage_cost::Lbdf::new(config), &g, &plan)
+            .unwrap()
+            .dram_bytes;
+        let own = chart::SweepChart::from_sweep(&s)
+            .title("resnet18: optimal DRAM against buffer (lbdf)")
+            .beta(128 << 10)
+            .plan_dram(dram);
+        assert_eq!(svg, own.to_svg());
+        // Two drawings made in Rust: the plan overview and the sweep.
+        assert_eq!(html.matches("<svg xmlns").count(), 2);
+        assert!(!html.contains("D.sweep"));
+        // Left out: its note, escaped; off: nothing.
+        assert_eq!(
+            sweep_section(None, "The sweep was left out: <a & b>."),
+            "<h2 id=\"sweep-title\">Buffer sweep</h2>\n<div id=\"sweep\"><p>The sweep was left out: &lt;a &amp; b&gt;.</p></div>"
+        );
+        assert_eq!(sweep_section(None, ""), "");
+        // Cut short: the note above the part drawn.
+        assert_eq!(
+            sweep_section(
+                Some("<svg/>"),
+                "The sweep stopped at its time limit (3.0 s): it covers 1.00 MiB to 8.00 MiB."
+            ),
+            "<h2 id=\"sweep-title\">Buffer sweep</h2>\n<div id=\"sweep\"><p>Optimal DRAM against a unified buffer from β/8 to 4β: a dot where the optimum changes, dashed lines at this plan's β and at its DRAM.</p>\n<p>The sweep stopped at its time limit (3.0 s): it covers 1.00 MiB to 8.00 MiB.</p><svg/></div>"
+        );
+        assert_eq!(
+            (size(1 << 20), size(1536)),
+            ("1.00 MiB".to_string(), "1.5 KiB".to_string())
+        );
+    }
+
     /// The report used to embed names raw: `<!--<script>` made its script vanish (a blank
     /// heading and an empty table).
     #[test]
     fn no_name_can_end_or_derail_the_embedded_data() {
         let hostile = "<!--<script></script>&amp;\u{1b}";
         let data = serde_json::json!({ "name": hostile, "nodes": [hostile, "<!--"] });
-        let html = page(&data, "", "");
+        let html = page(&data, "", "", "");
         assert!(!html.contains("<!--"), "a comment opens in the page");
         assert_eq!(
             html.matches("<script").count(),
