@@ -27,7 +27,7 @@ pub struct ReportCmd {
     #[arg(long)]
     no_sweep: bool,
     /// Seconds the buffer sweep may take; past them the report draws the part of the curve
-    /// solved by then (from 4β down), and says so. `fuselage sweep` draws it whole.
+    /// solved by then (from 2β down), and says so. `fuselage sweep` draws it whole.
     #[arg(long, value_name = "SECONDS", default_value = "3", value_parser = crate::optimize::seconds)]
     sweep_time_limit: f64,
     /// Draw the network only up to this many nodes.
