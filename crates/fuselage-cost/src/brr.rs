@@ -184,7 +184,11 @@ impl CostModel for Brr {
 
     /// See [`TileFloor`]: BRR streams weights once per tile.
     fn tile_floor(&self, g: &Graph) -> Result<Option<TileFloor>> {
-        TileFloor::of(self, g, &self.config).map(Some)
+        let n = g.len();
+        TileFloor::of(g, &self.config, |v| {
+            Ok(self.evaluate(g, &NodeSet::singleton(n, v))?.valid)
+        })
+        .map(Some)
     }
 
     /// With the weights resident, `W + F(1)`: above it they stay and `F_D = I + O + W`.

@@ -1,6 +1,10 @@
-//! The one error type of `fuselage-cost`.
+//! The one error type of `fuselage-cost`, and [`PlanProblem`], what it says of a group that
+//! does not fit (a plan report lists them too).
 
+use crate::buffer::OnChipBuffer;
 use fuselage_ir::IrError;
+use serde::{Deserialize, Serialize};
+use std::fmt;
 use thiserror::Error;
 
 /// Everything that can go wrong while configuring a cost model, costing a group or a plan, or
@@ -66,7 +70,7 @@ pub enum CostError {
     },
     /// A group of a plan that does not fit the buffer (and is not an unfusable singleton).
     #[error("{0}")]
-    InvalidGroup(Box<crate::plan::PlanProblem>),
+    InvalidGroup(Box<PlanProblem>),
     /// A recorded `tiled` schedule the group cannot run.
     #[error("the schedule does not apply: {message}")]
     Schedule {
@@ -137,3 +141,45 @@ pub enum CostError {
 
 /// `Result` with [`CostError`].
 pub type Result<T, E = CostError> = std::result::Result<T, E>;
+
+/// A group of a plan that does not fit the buffer and is not an unfusable singleton.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PlanProblem {
+    /// Index of the group in the plan.
+    pub group: usize,
+    /// Its nodes, by ONNX name.
+    pub nodes: Vec<String>,
+    /// Its `F_β`.
+    pub buffer_bytes: u64,
+    /// The activations' part of it.
+    pub activation_buffer_bytes: u64,
+    /// The buffer β (both together when they are split).
+    pub limit: u64,
+    /// The buffer, unified or split.
+    pub buffer: OnChipBuffer,
+}
+
+impl fmt::Display for PlanProblem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.buffer {
+            OnChipBuffer::Unified { .. } => write!(
+                f,
+                "group {} needs {} bytes of buffer, not under the {}-byte buffer",
+                self.group, self.buffer_bytes, self.limit,
+            )?,
+            OnChipBuffer::Split {
+                weight_bytes,
+                activation_bytes,
+            } => write!(
+                f,
+                "group {} needs {} weight bytes and {} activation bytes, not under the \
+                 {weight_bytes}-byte weight and {activation_bytes}-byte activation buffers",
+                self.group,
+                self.buffer_bytes
+                    .saturating_sub(self.activation_buffer_bytes),
+                self.activation_buffer_bytes,
+            )?,
+        }
+        write!(f, ": {}", self.nodes.join(", "))
+    }
+}

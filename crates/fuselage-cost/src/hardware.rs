@@ -53,7 +53,8 @@
 //! DRAM, latency and energy are additive over groups, so the exact optimiser stays exact for
 //! each; EDP (latency × energy) is not (see [`Objective`]).
 
-use crate::config::{CostConfig, OnChipBuffer};
+use crate::buffer::OnChipBuffer;
+use crate::config::CostConfig;
 use crate::error::{CostError, Result};
 use crate::model::GroupCost;
 use crate::plan::PlanReport;

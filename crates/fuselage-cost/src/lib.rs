@@ -43,6 +43,7 @@
 #![deny(clippy::unwrap_used, clippy::expect_used)]
 
 mod brr;
+mod buffer;
 mod cached;
 mod config;
 mod error;
@@ -59,9 +60,10 @@ mod view;
 mod whole;
 
 pub use brr::Brr;
+pub use buffer::OnChipBuffer;
 pub use cached::{CacheStats, Cached, FxHasher};
-pub use config::{CostConfig, OnChipBuffer};
-pub use error::{CostError, Result};
+pub use config::CostConfig;
+pub use error::{CostError, PlanProblem, Result};
 pub use hardware::{
     Accelerator, Activity, GroupMetrics, Objective, PlanMetrics, UnitEnergy, parse_size,
 };
@@ -70,7 +72,7 @@ pub use lbdf::Lbdf;
 pub use model::{
     CostModel, GroupCost, OnChipBytes, Residency, Schedule, TensorCost, TensorKind, Tiling,
 };
-pub use plan::{PlanProblem, PlanReport, evaluate_plan, layer_by_layer, unfusable_nodes};
+pub use plan::{PlanReport, evaluate_plan, layer_by_layer, unfusable_nodes};
 pub use planfile::{GroupEntry, PlanDiff, PlanFile};
 pub use sim::{BufferSimulator, Simulation};
 pub use tiled::{EXACT_OPERANDS, MAX_WEIGHT_TILES, Tiled, TiledSimulator};

@@ -4,54 +4,10 @@
 //! of groups ([`Graph::check_plan`]) and every group fits the buffer, except the singletons of
 //! unfusable nodes (`F_β({v}) ≥ β`), which a plan must keep and whose traffic is reported apart.
 
-use crate::config::OnChipBuffer;
-use crate::error::{CostError, Result};
+use crate::error::{CostError, PlanProblem, Result};
 use crate::model::{CostModel, GroupCost};
 use fuselage_ir::{Graph, NodeSet, Plan};
 use serde::{Deserialize, Serialize};
-use std::fmt;
-
-/// A group of a plan that does not fit the buffer and is not an unfusable singleton.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct PlanProblem {
-    /// Index of the group in the plan.
-    pub group: usize,
-    /// Its nodes, by ONNX name.
-    pub nodes: Vec<String>,
-    /// Its `F_β`.
-    pub buffer_bytes: u64,
-    /// The activations' part of it.
-    pub activation_buffer_bytes: u64,
-    /// The buffer β (both together when they are split).
-    pub limit: u64,
-    /// The buffer, unified or split.
-    pub buffer: OnChipBuffer,
-}
-
-impl fmt::Display for PlanProblem {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.buffer {
-            OnChipBuffer::Unified { .. } => write!(
-                f,
-                "group {} needs {} bytes of buffer, not under the {}-byte buffer",
-                self.group, self.buffer_bytes, self.limit,
-            )?,
-            OnChipBuffer::Split {
-                weight_bytes,
-                activation_bytes,
-            } => write!(
-                f,
-                "group {} needs {} weight bytes and {} activation bytes, not under the \
-                 {weight_bytes}-byte weight and {activation_bytes}-byte activation buffers",
-                self.group,
-                self.buffer_bytes
-                    .saturating_sub(self.activation_buffer_bytes),
-                self.activation_buffer_bytes,
-            )?,
-        }
-        write!(f, ": {}", self.nodes.join(", "))
-    }
-}
 
 /// The cost of a plan, group by group and in total.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -41,7 +41,7 @@
 //!
 //! [`GroupCost`]: crate::GroupCost
 
-use crate::config::OnChipBuffer;
+use crate::buffer::OnChipBuffer;
 use crate::error::{CostError, Result};
 use crate::hardware::Accelerator;
 use crate::model::{CostModel, Schedule};

@@ -36,7 +36,6 @@
 
 use crate::config::CostConfig;
 use crate::error::Result;
-use crate::model::CostModel;
 use fuselage_ir::{Graph, NodeId, NodeSet, RowRead, Source};
 
 /// Tile floors of one graph under one BRR configuration (see the module docs).
@@ -61,11 +60,16 @@ pub struct TileFloor {
 }
 
 impl TileFloor {
-    /// The floor of `g` under BRR's `config`; `model` costs the singletons.
+    /// The floor of `g` under BRR's `config`; `singleton_valid(v)` says whether the group of
+    /// `v` alone is valid (the model costs it).
     ///
     /// # Errors
-    /// When `model` fails.
-    pub fn of<C: CostModel + ?Sized>(model: &C, g: &Graph, config: &CostConfig) -> Result<Self> {
+    /// When `singleton_valid` fails.
+    pub fn of(
+        g: &Graph,
+        config: &CostConfig,
+        singleton_valid: impl Fn(NodeId) -> Result<bool>,
+    ) -> Result<Self> {
         let n = g.len();
         let room = config.activation_room(0).saturating_sub(1);
         let (wb, ab) = (
@@ -131,8 +135,7 @@ impl TileFloor {
             }
             floor.tiles[v.index()] = least_tiles(&set, &heights, room);
             let w = floor.weights[v.index()];
-            floor.streams[v.index()] =
-                w > 0 && !config.fits(w, 0) && model.evaluate(g, &NodeSet::singleton(n, v))?.valid;
+            floor.streams[v.index()] = w > 0 && !config.fits(w, 0) && singleton_valid(v)?;
         }
         Ok(floor)
     }

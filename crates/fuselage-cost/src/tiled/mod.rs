@@ -561,7 +561,7 @@ impl Prep {
             .map(|(_, &w)| w)
             .fold(0, u64::saturating_add);
         let mut activations = self.held_bytes();
-        if matches!(config.buffer(), crate::config::OnChipBuffer::Unified { .. }) {
+        if matches!(config.buffer(), crate::buffer::OnChipBuffer::Unified { .. }) {
             let kept = self.kept_by_streaming(v, 0..self.members.len(), |i| self.weights[i]);
             activations = activations.saturating_add(kept);
         }
