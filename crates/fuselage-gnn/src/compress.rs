@@ -24,7 +24,7 @@
 //! Each colour becomes one row, computed for its first node, the *representative*. Layer `l`
 //! reads the depth `l − 1` rows of its representatives (the root term) and of the sources of
 //! their messages. The readout gathers every node's last row and sums them per group, as the
-//! plain forward does. [`Gnn::forward_compressed`] runs this with the same layers
+//! plain forward does. [`Gnn::forward_compressed`](crate::Gnn::forward_compressed) runs this with the same layers
 //! ([`GraphConv::apply`](crate::GraphConv::apply)), so the network, its checkpoints and its
 //! training are unchanged. Each layer runs in blocks of [`BLOCK_ROWS`] rows, in parallel.
 //!
@@ -33,21 +33,16 @@
 //! A representative's messages are summed in the order of its key: by source colour, then by
 //! weight bits. So within a batch a row's value depends only on its colour, not on which node
 //! represents it: merging equal rows is exact, and every copy of a group gets the same bits.
-//! Against [`Gnn::forward`], which sums messages in edge order, and across batches, whose
+//! Against [`Gnn::forward`](crate::Gnn::forward), which sums messages in edge order, and across batches, whose
 //! matrix products differ in size, results differ by float rounding only (`tests/compress.rs`
 //! checks them to 1e-5).
 //!
 //! Complexity: O(nodes · features + messages · log(in-degree)) on the host, with one hash
 //! map per layer, against O(nodes · hidden²) per layer for the products it saves.
 
-use crate::error::Result;
 use crate::features::{DeviceEdges, FeatureSet, GraphBatch};
-use crate::model::Gnn;
 use burn::prelude::*;
-use burn::tensor::IndexingUpdateOp;
-use burn::tensor::activation::relu;
 use fuselage_cost::FxHasher;
-use rayon::prelude::*;
 use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
 
@@ -271,40 +266,4 @@ pub struct CompressedDevice {
     pub readout: Vec<(Tensor<1, Int>, Tensor<1, Int>)>,
     /// Number of groups.
     pub graphs: usize,
-}
-
-impl Gnn {
-    /// The "invalid" logit of every group, `[groups]`, as [`Gnn::forward`] gives it, computing
-    /// each distinct row once (module docs).
-    ///
-    /// # Errors
-    /// [`GnnError::Config`](crate::GnnError::Config) when the batch was compressed for another
-    /// number of layers.
-    pub fn forward_compressed(&self, batch: &CompressedDevice) -> Result<Tensor<1>> {
-        if batch.layers.len() != self.layers.len() {
-            return Err(crate::GnnError::Config(format!(
-                "a batch compressed for {} layers given to a network of {}",
-                batch.layers.len(),
-                self.layers.len()
-            )));
-        }
-        let mut h = batch.x.clone();
-        for (layer, blocks) in self.layers.iter().zip(&batch.layers) {
-            let rows: Vec<Tensor<2>> = blocks
-                .par_iter()
-                .map(|b| {
-                    let own = h.clone().select(0, b.own.clone());
-                    relu(layer.apply(own, h.clone(), b.edges.as_ref()))
-                })
-                .collect();
-            h = Tensor::cat(rows, 0);
-        }
-        let [_, width] = h.dims();
-        let mut groups = Tensor::<2>::zeros([batch.graphs, width], &h.device());
-        for (last_row, graph_of) in &batch.readout {
-            let rows = h.clone().select(0, last_row.clone());
-            groups = groups.select_assign(0, graph_of.clone(), rows, IndexingUpdateOp::Add);
-        }
-        Ok(self.head_logits(groups))
-    }
 }

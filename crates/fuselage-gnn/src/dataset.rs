@@ -188,7 +188,7 @@ impl GroupRecord {
 }
 
 /// The largest β a data set may label, in KiB: 1 TiB, the largest buffer a
-/// [`CostConfig`](fuselage_cost::CostConfig) takes.
+/// [`CostConfig`] takes.
 pub const MAX_BETA_KIB: u64 = 1 << 30;
 
 impl DatasetConfig {

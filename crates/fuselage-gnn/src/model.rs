@@ -20,7 +20,7 @@
 //! than probabilities; [`ExplainableModel`](crate::ExplainableModel) (in
 //! [`explainable`](crate::explainable)) is that part of [`GnnClassifier`].
 
-use crate::compress::CompressedBatch;
+use crate::compress::{CompressedBatch, CompressedDevice};
 use crate::error::{GnnError, Result};
 use crate::features::{DeviceBatch, DeviceEdges, FeatureSet, GraphBatch, GroupGraph};
 use burn::nn::{Linear, LinearConfig};
@@ -87,7 +87,7 @@ impl GnnConfig {
     /// checkpoint's metadata is a file: its numbers size the network.
     ///
     /// # Errors
-    /// [`GnnError::Config`](crate::GnnError::Config) naming the field.
+    /// [`GnnError::Config`] naming the field.
     pub fn check(&self) -> crate::Result<()> {
         let bad = |what: &str, value: usize, max: usize| {
             Err(crate::GnnError::Config(format!(
@@ -458,5 +458,44 @@ impl ValidityModel for GnnClassifier {
             .collect::<Result<Vec<_>>>()?;
         let items: Vec<_> = encoded.iter().map(|gg| (gg, beta_bytes, None)).collect();
         self.probabilities(&items)
+    }
+}
+
+/// The compressed forward pass (see [`crate::compress`]): here, beside the layers it runs, so
+/// that `compress.rs` prepares batches without knowing the network.
+impl Gnn {
+    /// The "invalid" logit of every group, `[groups]`, as [`Gnn::forward`] gives it, computing
+    /// each distinct row once (module docs).
+    ///
+    /// # Errors
+    /// [`GnnError::Config`] when the batch was compressed for another
+    /// number of layers.
+    pub fn forward_compressed(&self, batch: &CompressedDevice) -> Result<Tensor<1>> {
+        use rayon::prelude::*;
+        if batch.layers.len() != self.layers.len() {
+            return Err(GnnError::Config(format!(
+                "a batch compressed for {} layers given to a network of {}",
+                batch.layers.len(),
+                self.layers.len()
+            )));
+        }
+        let mut h = batch.x.clone();
+        for (layer, blocks) in self.layers.iter().zip(&batch.layers) {
+            let rows: Vec<Tensor<2>> = blocks
+                .par_iter()
+                .map(|b| {
+                    let own = h.clone().select(0, b.own.clone());
+                    relu(layer.apply(own, h.clone(), b.edges.as_ref()))
+                })
+                .collect();
+            h = Tensor::cat(rows, 0);
+        }
+        let [_, width] = h.dims();
+        let mut groups = Tensor::<2>::zeros([batch.graphs, width], &h.device());
+        for (last_row, graph_of) in &batch.readout {
+            let rows = h.clone().select(0, last_row.clone());
+            groups = groups.select_assign(0, graph_of.clone(), rows, IndexingUpdateOp::Add);
+        }
+        Ok(self.head_logits(groups))
     }
 }
