@@ -4,13 +4,16 @@
 //! Both draw every node of the group with its ONNX name and op, and every internal edge with a
 //! width and a colour (grey to red) that grow with its score's *rank* ([`normalised`]), so
 //! that close scores still separate; the selected edges carry their rank, edges end in an
-//! arrowhead, and long names keep both ends ([`short_name`]). The SVG lays the group out top to bottom by depth (longest path from the group's
-//! entry nodes), one row per depth.
+//! arrowhead, and long names keep both ends ([`short_name`]). The SVG (feature `plot`) lays
+//! the group out top to bottom by depth (longest path from the group's entry nodes), one row
+//! per depth.
 
+#[cfg(feature = "plot")]
 use crate::error::{ExplainError, Result};
 use crate::explanation::Explanation;
 use fuselage_ir::Graph;
 use std::fmt::Write as _;
+#[cfg(feature = "plot")]
 use std::path::Path;
 
 /// Scores as rank positions in [0, 1] (the lowest 0, the highest 1, ties sharing their mean
@@ -104,6 +107,7 @@ pub fn to_dot(g: &Graph, e: &Explanation) -> String {
 /// Where [`to_svg`] puts things: a box per node of the group, and per edge a polyline that
 /// runs only through the gaps between rows and a lane beside the drawing, so no edge crosses
 /// a box it does not join.
+#[cfg(any(feature = "plot", test))]
 #[derive(Clone, Debug)]
 struct Layout {
     size: (u32, u32),
@@ -114,9 +118,12 @@ struct Layout {
     edges: Vec<Option<Vec<(i32, i32)>>>,
 }
 
+#[cfg(any(feature = "plot", test))]
 const CELL_W: i32 = 230;
+#[cfg(any(feature = "plot", test))]
 const CELL_H: i32 = 64;
 /// Half a box's height; boxes are `CELL_W − 16` wide.
+#[cfg(any(feature = "plot", test))]
 const HALF_H: i32 = 16;
 
 /// Lays out the group by depth (longest path from its entry nodes; ids are topological):
@@ -124,6 +131,7 @@ const HALF_H: i32 = 16;
 /// source, runs across to above its target and drops in; an edge that skips rows runs across
 /// the gap below its source to a lane right of every box, down the lane, and across the gap
 /// above its target. Each such edge has its own lane.
+#[cfg(any(feature = "plot", test))]
 fn layout(e: &Explanation) -> Layout {
     let pos = |v: fuselage_ir::NodeId| e.nodes.binary_search(&v).ok();
     let mut depth = vec![0usize; e.nodes.len()];
@@ -202,8 +210,11 @@ fn layout(e: &Explanation) -> Layout {
 /// edge routed around the boxes (see [`layout`]) with an arrowhead, wider and redder the more
 /// responsible it is, and the top ranks numbered.
 ///
+/// Feature `plot` (plotters).
+///
 /// # Errors
 /// [`ExplainError::Config`] when the file cannot be written.
+#[cfg(feature = "plot")]
 pub fn to_svg(g: &Graph, e: &Explanation, path: impl AsRef<Path>) -> Result<()> {
     use plotters::prelude::*;
     let perr = |x: &dyn std::fmt::Display| {
@@ -346,6 +357,7 @@ mod tests {
     }
 
     /// No edge had an arrowhead.
+    #[cfg(feature = "plot")]
     #[test]
     fn every_edge_has_an_arrowhead() {
         let (g, e) = explanation(vec![0.2, 0.5, 0.9]);

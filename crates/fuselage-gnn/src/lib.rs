@@ -76,9 +76,11 @@ pub use grad::Trace;
 pub use model::{
     ExactValidity, Gnn, GnnClassifier, GnnConfig, GraphConv, MAX_HIDDEN, MAX_LAYERS, ValidityModel,
 };
+#[cfg(feature = "plot")]
+pub use train::plot_curve;
 pub use train::{
     Confusion, EpochStats, MAX_EPOCHS, Split, TrainConfig, TrainReport, curve_csv, evaluate,
-    plot_curve, split_samples, train, train_encoded,
+    split_samples, train, train_encoded,
 };
 
 use burn::tensor::Device;

@@ -445,10 +445,12 @@ pub fn curve_csv(curve: &[EpochStats]) -> String {
     s
 }
 
-/// Draws the learning curve (losses and accuracies per epoch) as an SVG file with plotters.
+/// Draws the learning curve (losses and accuracies per epoch) as an SVG file with plotters
+/// (feature `plot`).
 ///
 /// # Errors
 /// [`GnnError::Plot`].
+#[cfg(feature = "plot")]
 pub fn plot_curve(curve: &[EpochStats], title: &str, path: impl AsRef<Path>) -> Result<()> {
     use plotters::prelude::*;
     let perr = |e: &dyn std::fmt::Display| GnnError::Plot(e.to_string());
