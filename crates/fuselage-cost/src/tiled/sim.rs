@@ -39,7 +39,9 @@
 //! `dram == F_D` and `peak ≤ F_β` on every group, CNNs and transformers alike
 //! (`tests/tiled_sim.rs`).
 
-use super::{Prep, Roles, demand, find, one_to_one};
+use super::prep::{Prep, one_to_one};
+use super::roles::{Roles, find};
+use super::rows::demand;
 use crate::config::CostConfig;
 use crate::error::Result;
 use crate::model::{Schedule, TensorKind};
