@@ -85,11 +85,6 @@ impl Lbdf {
         }
     }
 
-    /// Whether this model numbers phases.
-    pub fn is_phased(&self) -> bool {
-        self.phased
-    }
-
     pub(crate) fn run(&self, view: &mut View) -> GroupCost {
         let act = view.lbdf(self.phased);
         let io = view.io_bytes();

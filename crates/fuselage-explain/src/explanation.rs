@@ -135,11 +135,6 @@ impl Explanation {
         idx
     }
 
-    /// The selected edges, most important first.
-    pub fn selected_edges(&self) -> impl Iterator<Item = (NodeId, NodeId)> + '_ {
-        self.selected.iter().map(|&i| self.edges[i])
-    }
-
     /// 1 for a selected edge, 0 for the others, in edge order: the mask that keeps only the
     /// explanation.
     pub fn selection_mask(&self) -> Vec<f32> {

@@ -136,7 +136,7 @@ impl Graph {
 
     /// The node called `name`.
     pub fn id_of(&self, name: &str) -> Option<NodeId> {
-        self.by_name.get(name).and_then(|s| s.node())
+        self.source_of(name).and_then(|s| s.node())
     }
 
     /// The node called `name`, or [`IrError::UnknownNode`] with the closest names.

@@ -270,12 +270,6 @@ impl PlanGraph {
             .filter(|o| o.index() < self.groups)
     }
 
-    /// The owner table: a group per node, [`GroupId::NONE`] or an id at or past
-    /// [`group_count`](Self::group_count) where the node is in no group.
-    pub fn owner_table(&self) -> &[GroupId] {
-        &self.owner
-    }
-
     /// Number of groups (those without nodes included).
     pub fn group_count(&self) -> usize {
         self.groups
