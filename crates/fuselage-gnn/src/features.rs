@@ -187,14 +187,12 @@ impl GroupGraph {
                 reason: "the group is empty".into(),
             });
         }
-        let nodes: Vec<NodeId> = group.iter().collect();
-        let mut local = vec![u32::MAX; g.len()];
-        for (i, v) in nodes.iter().enumerate() {
-            local[v.index()] = i as u32;
-        }
-        let mut edges = Vec::new();
+        let order = fuselage_ir::order::GroupOrder::new(g, group);
+        let nodes: Vec<NodeId> = order.nodes().to_vec();
+        // The edges explanations score, in their order (one source: `GroupOrder::edges`).
+        let edges = order.local_edges(g);
         let mut raw = Vec::with_capacity(nodes.len());
-        for (i, &v) in nodes.iter().enumerate() {
+        for &v in &nodes {
             let n = g.node(v);
             let mut external = 0;
             let mut input_bytes = 0.0;
@@ -205,11 +203,8 @@ impl GroupGraph {
                 input_bytes += shape.elements() as f32;
                 input_row_bytes += (shape.c() * shape.w()) as f32;
                 input_axis_row_bytes += shape.elements() as f32 / g.rows_of(s).max(1) as f32;
-                match s {
-                    Source::Node(u) if group.contains(u) => {
-                        edges.push((local[u.index()], i as u32));
-                    }
-                    _ => external += 1,
+                if !matches!(s, Source::Node(u) if group.contains(u)) {
+                    external += 1;
                 }
             }
             let leaves = g.is_output(v) || g.consumers(v).iter().any(|&(c, _)| !group.contains(c));
@@ -255,8 +250,6 @@ impl GroupGraph {
                 output_leaves: leaves,
             });
         }
-        edges.sort_unstable();
-        edges.dedup();
         Ok(GroupGraph { nodes, edges, raw })
     }
 

@@ -100,6 +100,16 @@ impl GroupOrder {
         out
     }
 
+    /// [`edges`](Self::edges) as positions in the order, `(pos(u), pos(v))`: the one list of
+    /// a group's internal edges, which an explanation scores and the GNN classifier weighs
+    /// (`fuselage_gnn::GroupGraph`), in the same order.
+    pub fn local_edges(&self, g: &Graph) -> Vec<(u32, u32)> {
+        self.edges(g)
+            .into_iter()
+            .map(|(u, v)| (self.pos[u.index()], self.pos[v.index()]))
+            .collect()
+    }
+
     /// The head sizes `k` whose cut severs the internal edge `u → v`: `pos(u) + 1 ..= pos(v)`.
     ///
     /// # Panics
