@@ -7,7 +7,7 @@
 //!
 //! ## Design
 //!
-//! The chain cost model → explainer → [`GetSplitter`] → [`Problem`] → strategy →
+//! The chain cost model → explainer → [`ExplainedSplitter`] → [`Problem`] → strategy →
 //! [`evaluate_plan`] has one owner, [`Planner`], a builder. The command-line program, the
 //! reproduction of the paper's tables and the examples all run through it, so a setting
 //! (β, a seed, a time limit) has one path to the component that reads it.
@@ -66,7 +66,7 @@ use fuselage_ir::{Graph, NodeSet};
 use fuselage_search::{
     Budget, Optimal, Pair, Problem, SearchKind, SearchResult, SearchStrategy, StopReason,
 };
-use fuselage_split::{GetSplitter, RandomSplitter, SplitMemo, SplitStats, Splitter};
+use fuselage_split::{ExplainedSplitter, RandomSplitter, SplitMemo, SplitStats, Splitter};
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
@@ -368,7 +368,7 @@ impl<'a> Planner<'a> {
         self
     }
 
-    /// Repairs invalid groups with [`GetSplitter`] over the built-in explainer `kind`, made by
+    /// Repairs invalid groups with [`ExplainedSplitter`] over the built-in explainer `kind`, made by
     /// the [`explainers`](Self::explainers) factory. Without an explainer the splitter is
     /// random.
     pub fn explainer(mut self, kind: ExplainerKind) -> Self {
@@ -376,13 +376,13 @@ impl<'a> Planner<'a> {
         self
     }
 
-    /// Repairs invalid groups with [`GetSplitter`] over an explainer of your own.
+    /// Repairs invalid groups with [`ExplainedSplitter`] over an explainer of your own.
     pub fn explainer_with(mut self, explainer: Box<dyn Explainer + 'a>) -> Self {
         self.explainer = Some(ExplainerSource::Given(explainer));
         self
     }
 
-    /// Repairs invalid groups with [`GetSplitter`] over the explainer `make` returns, called
+    /// Repairs invalid groups with [`ExplainedSplitter`] over the explainer `make` returns, called
     /// with the pipeline's cost model (for a downstream explainer that reads costs).
     pub fn explainer_made_by(
         mut self,
@@ -404,7 +404,7 @@ impl<'a> Planner<'a> {
         self
     }
 
-    /// How many both-parts-invalid candidates [`GetSplitter`] explores (its default is 2).
+    /// How many both-parts-invalid candidates [`ExplainedSplitter`] explores (its default is 2).
     pub fn max_branch(mut self, n: usize) -> Self {
         self.max_branch = Some(n);
         self
@@ -505,7 +505,7 @@ impl<'a> Planner<'a> {
                 };
                 explainer_name = Some(explainer.name().to_string());
                 let mut get =
-                    GetSplitter::new(explainer, model.clone()).with_seed(self.explainer_seed);
+                    ExplainedSplitter::new(explainer, model.clone()).with_seed(self.explainer_seed);
                 if let Some(n) = self.max_branch {
                     get = get.with_max_branch(n);
                 }

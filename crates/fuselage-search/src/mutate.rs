@@ -35,7 +35,7 @@ pub enum Mutation {
     /// neighbourhood lets it place every boundary of the region at once.
     ///
     /// Measured together with the byte-weighted draw (December 2026): with
-    /// [`GetSplitter`](fuselage_split::GetSplitter) the two let LS (over GNNExplainer) and
+    /// [`ExplainedSplitter`](fuselage_split::ExplainedSplitter) the two let LS (over GNNExplainer) and
     /// NSGA-II (over the cost explainer) reach the optimum of resnet152 at 256 KiB, where both
     /// had stalled one to five 200 KB tensors above it (`docs/results.md`, Table II). With the
     /// random splitter they are a trade: over the 48 rows of `docs/searches.md` (budget 2,000)

@@ -1,4 +1,4 @@
-//! [`GetSplitter`]: the explanation-guided splitter of Mills et al. (Algorithm 1, "recursive
+//! [`ExplainedSplitter`]: the explanation-guided splitter of Mills et al. (Algorithm 1, "recursive
 //! greedy tree-based splitting", section 3 of `method.md`).
 //!
 //! ## Design
@@ -44,7 +44,7 @@
 //!   group's node ids, never from the search's rng (which only the random fallback uses). So the
 //!   result of Algorithm 1 on a group is a function of the group, for a given graph, cost model,
 //!   β, explainer, seed and `max_branch`, and a memo can be shared between splitter instances
-//!   ([`GetSplitter::with_memo`]), across threads, without changing any result. A memo binds to
+//!   ([`ExplainedSplitter::with_memo`]), across threads, without changing any result. A memo binds to
 //!   that setting on first use, the graph by its [identity](fuselage_ir::Graph::identity)
 //!   (so not the same network at another resolution), and refuses another one
 //!   ([`SplitError::MemoMismatch`]).
@@ -82,7 +82,7 @@ pub struct MemoStats {
     pub entries: u64,
 }
 
-/// The results of Algorithm 1 per group, shareable between [`GetSplitter`]s that agree on the
+/// The results of Algorithm 1 per group, shareable between [`ExplainedSplitter`]s that agree on the
 /// graph, cost model, β, explainer, seed and branching (see the module docs).
 ///
 /// `None` records a group on which Algorithm 1 fails. Thread-safe; clone the `Arc` to share.
@@ -165,11 +165,11 @@ impl SplitMemo {
 /// use fuselage_cost::{Cached, CostConfig, CostModel, Lbdf};
 /// use fuselage_explain::CostExplainer;
 /// use fuselage_ir::{NodeSet, Plan};
-/// use fuselage_split::{GetSplitter, Splitter};
+/// use fuselage_split::{ExplainedSplitter, Splitter};
 /// use rand::SeedableRng;
 /// let g = fuselage_zoo::build("resnet18").unwrap();
 /// let model = Cached::new(Lbdf::new(CostConfig::kib(128)?));
-/// let splitter = GetSplitter::new(CostExplainer::new(&model), &model).with_seed(7);
+/// let splitter = ExplainedSplitter::new(CostExplainer::new(&model), &model).with_seed(7);
 /// let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(1);
 /// let all = NodeSet::full(g.len());
 /// let split = splitter.split(&g, &all, &mut rng)?;
@@ -184,7 +184,7 @@ impl SplitMemo {
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Debug)]
-pub struct GetSplitter<E, C> {
+pub struct ExplainedSplitter<E, C> {
     explainer: E,
     model: C,
     seed: u64,
@@ -192,6 +192,10 @@ pub struct GetSplitter<E, C> {
     memo: Arc<SplitMemo>,
     stats: Mutex<SplitStats>,
 }
+
+/// The name [`ExplainedSplitter`] had until 0.1 (it read like a getter). Kept for one release.
+#[deprecated(since = "0.1.0", note = "renamed `ExplainedSplitter`")]
+pub type GetSplitter<E, C> = ExplainedSplitter<E, C>;
 
 /// One bipartition of a group and what the cost model says of its parts.
 struct Candidate {
@@ -218,11 +222,11 @@ struct Run<'g> {
     cost_time: Duration,
 }
 
-impl<E: Explainer, C: CostModel> GetSplitter<E, C> {
+impl<E: Explainer, C: CostModel> ExplainedSplitter<E, C> {
     /// A splitter asking `explainer` where to cut and judging parts with `model`; seed 0,
     /// branching 2, a memo of its own.
     pub fn new(explainer: E, model: C) -> Self {
-        GetSplitter {
+        ExplainedSplitter {
             explainer,
             model,
             seed: 0,
@@ -452,7 +456,7 @@ fn group_seed(seed: u64, group: &NodeSet) -> u64 {
     h
 }
 
-impl<E: Explainer, C: CostModel> Splitter for GetSplitter<E, C> {
+impl<E: Explainer, C: CostModel> Splitter for ExplainedSplitter<E, C> {
     fn name(&self) -> &str {
         "get"
     }
@@ -627,7 +631,7 @@ mod tests {
         // The only candidate at the top is the cut after `stem`: {stem} fits, the rest still
         // holds the skip; inside the rest, the cut at the waist is category 1.
         let fixed = fixed(vec![("stem", "reduce"), ("c4", "c5")], true);
-        let s = GetSplitter::new(fixed, &model);
+        let s = ExplainedSplitter::new(fixed, &model);
         let all = NodeSet::full(g.len());
         let split = s.split(&g, &all, &mut rng(0)).unwrap();
         assert!(!split.fell_back);
@@ -667,7 +671,7 @@ mod tests {
             )
         };
         let all = NodeSet::full(g.len());
-        let s = GetSplitter::new(fixed(), &model);
+        let s = ExplainedSplitter::new(fixed(), &model);
         let split = s.split(&g, &all, &mut rng(0)).unwrap();
         assert!(!split.fell_back, "{:?}", names(&g, &split.groups));
         assert_fine(&g, &model, &all, &split.groups);
@@ -694,7 +698,7 @@ mod tests {
         );
         assert_eq!(s.stats().unwrap().explanations, 5);
         // Without category 3 branching, Algorithm 1 fails and the random split takes over.
-        let s0 = GetSplitter::new(fixed(), &model).with_max_branch(0);
+        let s0 = ExplainedSplitter::new(fixed(), &model).with_max_branch(0);
         let split = s0.split(&g, &all, &mut rng(0)).unwrap();
         assert!(split.fell_back);
         assert_fine(&g, &model, &all, &split.groups);
@@ -711,7 +715,7 @@ mod tests {
         let g = hourglass();
         let model = Lbdf::new(CostConfig::kib(12).unwrap());
         let none = fixed(vec![], false);
-        let s = GetSplitter::new(none, model);
+        let s = ExplainedSplitter::new(none, model);
         let all = NodeSet::full(g.len());
         let a = s.split(&g, &all, &mut rng(4)).unwrap();
         assert!(a.fell_back);
@@ -744,7 +748,7 @@ mod tests {
     fn valid_groups_come_back_whole_uncounted() {
         let g = hourglass();
         let model = Lbdf::new(CostConfig::kib(64).unwrap());
-        let s = GetSplitter::new(RandomExplainer::default(), model);
+        let s = ExplainedSplitter::new(RandomExplainer::default(), model);
         let all = NodeSet::full(g.len());
         let split = s.split(&g, &all, &mut rng(0)).unwrap();
         assert_eq!(split.groups, vec![all]);
@@ -762,7 +766,7 @@ mod tests {
         let model = Cached::new(Lbdf::new(CostConfig::kib(128).unwrap()));
         let all = NodeSet::full(g.len());
         let run = |seed: u64, search_seed: u64| {
-            GetSplitter::new(RandomExplainer::default(), &model)
+            ExplainedSplitter::new(RandomExplainer::default(), &model)
                 .with_seed(seed)
                 .split(&g, &all, &mut rng(search_seed))
                 .unwrap()
@@ -785,11 +789,13 @@ mod tests {
         let model = Cached::new(Lbdf::new(CostConfig::kib(128).unwrap()));
         let memo = Arc::new(SplitMemo::new());
         let all = NodeSet::full(g.len());
-        let first = GetSplitter::new(CostExplainer::new(&model), &model).with_memo(memo.clone());
+        let first =
+            ExplainedSplitter::new(CostExplainer::new(&model), &model).with_memo(memo.clone());
         let a = first.split(&g, &all, &mut rng(0)).unwrap();
         let (misses, hits) = (memo.stats().misses, memo.stats().hits);
         assert!(misses >= 1);
-        let second = GetSplitter::new(CostExplainer::new(&model), &model).with_memo(memo.clone());
+        let second =
+            ExplainedSplitter::new(CostExplainer::new(&model), &model).with_memo(memo.clone());
         let b = second.split(&g, &all, &mut rng(99)).unwrap();
         assert_eq!(a, b);
         assert_eq!(memo.stats().misses, misses);
@@ -798,7 +804,7 @@ mod tests {
         assert_eq!((st.invalid_groups, st.explanations), (1, 0));
         assert_eq!(st.rectified, u64::from(!b.fell_back));
         // Another seed would give other answers: refused.
-        let other = GetSplitter::new(CostExplainer::new(&model), &model)
+        let other = ExplainedSplitter::new(CostExplainer::new(&model), &model)
             .with_seed(5)
             .with_memo(memo.clone());
         assert!(matches!(
@@ -816,7 +822,7 @@ mod tests {
         let all = NodeSet::full(g.len());
         // An explainer built for another β.
         let wrong = CostExplainer::new(Lbdf::new(CostConfig::kib(16).unwrap()));
-        let err = GetSplitter::new(wrong, model)
+        let err = ExplainedSplitter::new(wrong, model)
             .split(&g, &all, &mut rng(0))
             .unwrap_err();
         assert!(matches!(
@@ -835,7 +841,7 @@ mod tests {
                 selected: vec![0],
             })
         });
-        let err = GetSplitter::new(outside, model)
+        let err = ExplainedSplitter::new(outside, model)
             .split(&g, &all, &mut rng(0))
             .unwrap_err();
         assert!(

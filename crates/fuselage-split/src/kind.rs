@@ -6,7 +6,7 @@ fuselage_ir::kinds! {
         /// [`RandomSplitter`](crate::RandomSplitter): random cuts until every part fits (the
         /// paper's baseline).
         Random = "random",
-        /// [`GetSplitter`](crate::GetSplitter): Algorithm 1, cutting where an explainer says the
+        /// [`ExplainedSplitter`](crate::ExplainedSplitter): Algorithm 1, cutting where an explainer says the
         /// group breaks β, falling back to random cuts where that fails.
         Get = "get",
     }

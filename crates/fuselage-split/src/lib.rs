@@ -6,7 +6,7 @@
 //! - [`Splitter`]: the trait (an invalid group in, valid groups out, or a reason it cannot).
 //! - [`RandomSplitter`]: the paper's baseline, random cuts along a topological order,
 //!   recursively, until every part is valid, ignoring DRAM.
-//! - [`GetSplitter`]: the paper's Algorithm 1, cuts where an
+//! - [`ExplainedSplitter`]: the paper's Algorithm 1, cuts where an
 //!   [`Explainer`](fuselage_explain::Explainer) says the group breaks β, choosing by DRAM,
 //!   memoised per group ([`SplitMemo`]), with the random splitter as its fallback (module
 //!   [`get`](mod@get)).
@@ -33,7 +33,9 @@ mod random;
 mod splitter;
 
 pub use error::{Result, SplitError};
-pub use get::{GetSplitter, MemoStats, SplitMemo};
+#[allow(deprecated)]
+pub use get::GetSplitter;
+pub use get::{ExplainedSplitter, MemoStats, SplitMemo};
 pub use kind::SplitterKind;
 pub use random::RandomSplitter;
 pub use splitter::{Split, SplitStats, Splitter};

@@ -1,4 +1,4 @@
-//! `GetSplitter` end to end: a known bottleneck cut in one step (issue 7, acceptance point 5),
+//! `ExplainedSplitter` end to end: a known bottleneck cut in one step (issue 7, acceptance point 5),
 //! valid and acyclic splits of random plans of zoo networks, determinism, and a property test
 //! over random groups.
 
@@ -6,7 +6,7 @@ use fuselage_cost::{Cached, CostConfig, CostModel, Lbdf};
 use fuselage_explain::{CostExplainer, Explainer, RandomExplainer};
 use fuselage_ir::sample::{random_group, random_plan};
 use fuselage_ir::{ConvAttrs, Graph, GraphBuilder, NodeId, NodeSet, Op, Plan, TensorShape};
-use fuselage_split::{GetSplitter, RandomSplitter, Splitter};
+use fuselage_split::{ExplainedSplitter, RandomSplitter, Splitter};
 use proptest::prelude::*;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
@@ -109,7 +109,7 @@ fn the_cost_explainer_cuts_a_known_skip_bottleneck_in_one_step() {
         inner: CostExplainer::new(&model),
         calls: Default::default(),
     };
-    let splitter = GetSplitter::new(&explainer, &model).with_seed(3);
+    let splitter = ExplainedSplitter::new(&explainer, &model).with_seed(3);
     let split = splitter
         .split(&g, &all, &mut ChaCha8Rng::seed_from_u64(0))
         .unwrap();
@@ -197,8 +197,8 @@ fn random_plans_of_zoo_networks_are_repaired_validly_and_acyclically() {
     for name in ["mobilenet_v2", "resnet50", "efficientnet_b0"] {
         let g = fuselage_zoo::build(name).unwrap();
         let model = Cached::new(Lbdf::new(CostConfig::kib(128).unwrap()));
-        let cost = GetSplitter::new(CostExplainer::new(&model), &model).with_seed(1);
-        let random = GetSplitter::new(RandomExplainer::default(), &model).with_seed(1);
+        let cost = ExplainedSplitter::new(CostExplainer::new(&model), &model).with_seed(1);
+        let random = ExplainedSplitter::new(RandomExplainer::default(), &model).with_seed(1);
         let mut rng = ChaCha8Rng::seed_from_u64(11);
         let mut met = 0;
         for round in 0..6 {
@@ -230,7 +230,7 @@ fn the_whole_network_as_one_group_splits_into_a_valid_acyclic_plan() {
     for name in ["mobilenet_v2", "resnet50", "efficientnet_b0"] {
         let g = fuselage_zoo::build(name).unwrap();
         let model = Cached::new(Lbdf::new(CostConfig::kib(128).unwrap()));
-        let s = GetSplitter::new(CostExplainer::new(&model), &model);
+        let s = ExplainedSplitter::new(CostExplainer::new(&model), &model);
         let all = NodeSet::full(g.len());
         let split = s
             .split(&g, &all, &mut ChaCha8Rng::seed_from_u64(0))
@@ -262,10 +262,10 @@ proptest! {
         } else {
             Box::new(CostExplainer::new(&model))
         };
-        let s = GetSplitter::new(explainer, &model).with_seed(seed);
+        let s = ExplainedSplitter::new(explainer, &model).with_seed(seed);
         let a = s.split(&g, &group, &mut ChaCha8Rng::seed_from_u64(seed)).unwrap();
         assert_fine(&g, &model, &group, &a.groups);
-        let fresh = GetSplitter::new(RandomExplainer::default(), &model).with_seed(seed);
+        let fresh = ExplainedSplitter::new(RandomExplainer::default(), &model).with_seed(seed);
         if random_explainer {
             let b = fresh.split(&g, &group, &mut ChaCha8Rng::seed_from_u64(seed)).unwrap();
             prop_assert_eq!(&a, &b);
@@ -290,11 +290,11 @@ fn a_split_memo_is_not_shared_by_the_same_network_at_another_resolution() {
     let large = fuselage_zoo::build_at("resnet18", 448).unwrap();
     let model = Lbdf::new(CostConfig::kib(128).unwrap());
     let all = NodeSet::full(small.len());
-    let fresh = GetSplitter::new(CostExplainer::new(&model), &model)
+    let fresh = ExplainedSplitter::new(CostExplainer::new(&model), &model)
         .split(&large, &all, &mut ChaCha8Rng::seed_from_u64(0))
         .unwrap();
     let memo = std::sync::Arc::new(fuselage_split::SplitMemo::new());
-    let shared = GetSplitter::new(CostExplainer::new(&model), &model).with_memo(memo.clone());
+    let shared = ExplainedSplitter::new(CostExplainer::new(&model), &model).with_memo(memo.clone());
     let on_small = shared
         .split(&small, &all, &mut ChaCha8Rng::seed_from_u64(0))
         .unwrap();

@@ -13,7 +13,7 @@
 //!
 //! A reproduction is a list of [`Row`]s (a network, a cost model, β and a budget, and the
 //! searches the paper ran on it) and, for each row, one *job* per search, splitter and seed:
-//! the random splitter, and [`GetSplitter`](fuselage_split::GetSplitter) over each explainer of
+//! the random splitter, and [`ExplainedSplitter`](fuselage_split::ExplainedSplitter) over each explainer of
 //! [`EXPLAINERS`]. Every job is one [`Planner`](fuselage_pipeline::Planner) run, the same
 //! pipeline `fuselage optimize` runs, and every row also gets the exact optimum
 //! ([`Optimal`](fuselage_search::Optimal)) and the lower bound.
@@ -252,7 +252,7 @@ impl Row {
 }
 
 /// The splitter of a run: `None` for the random splitter, else the explainer that
-/// [`GetSplitter`](fuselage_split::GetSplitter) asks.
+/// [`ExplainedSplitter`](fuselage_split::ExplainedSplitter) asks.
 pub type Repair = Option<ExplainerKind>;
 
 /// The column name of a [`Repair`]: `random`, or the explainer's name.
