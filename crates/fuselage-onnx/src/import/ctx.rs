@@ -1,19 +1,22 @@
-//! The context of one import: the file being read and its opset, and the three errors that
-//! name them ([`OnnxError::Malformed`], [`OnnxError::BadNode`], [`OnnxError::Tract`]), so that
-//! every part of the importer reports a bad input in the same one line. A leaf: every other
-//! part of the importer reads it.
+//! The context of one import: the file being read and its opset, and the errors that name
+//! them ([`OnnxError::Malformed`], [`OnnxError::BadNode`], [`OnnxError::Ir`],
+//! [`OnnxError::Tract`]), so that every part of the importer reports a bad input in the same
+//! one line. A leaf: every other part of the importer reads it.
 
 use crate::error::{OnnxError, one_line};
 use std::path::Path;
 use tract_onnx::pb;
 
+/// The file being imported, and its opset.
 pub(super) struct Ctx<'a> {
+    /// The file (or the origin given with bytes): every error names it.
     pub(super) path: &'a Path,
     /// The default domain's opset version (0 until the model is decoded).
     pub(super) opset: i64,
 }
 
 impl Ctx<'_> {
+    /// The model, or a tensor of it, is malformed; `reason` is made one line.
     pub(super) fn malformed(&self, reason: impl Into<String>) -> OnnxError {
         OnnxError::Malformed {
             path: self.path.to_path_buf(),
@@ -21,6 +24,7 @@ impl Ctx<'_> {
         }
     }
 
+    /// `node` cannot be imported; its name, op and `reason` are made one line each.
     pub(super) fn bad(&self, node: &pb::NodeProto, reason: impl Into<String>) -> OnnxError {
         OnnxError::BadNode {
             path: self.path.to_path_buf(),
@@ -30,6 +34,15 @@ impl Ctx<'_> {
         }
     }
 
+    /// The IR refused the graph, or a node of it.
+    pub(super) fn ir(&self, error: fuselage_ir::IrError) -> OnnxError {
+        OnnxError::Ir {
+            path: self.path.to_path_buf(),
+            error,
+        }
+    }
+
+    /// tract failed on the model; its message is made one line.
     pub(super) fn tract(&self, e: impl std::fmt::Display) -> OnnxError {
         OnnxError::Tract {
             path: self.path.to_path_buf(),
@@ -38,6 +51,7 @@ impl Ctx<'_> {
     }
 }
 
+/// How errors name node `index`: its name, else its first output, else `#index (op)`.
 pub(super) fn node_label(node: &pb::NodeProto, index: usize) -> String {
     if !node.name.is_empty() {
         node.name.clone()

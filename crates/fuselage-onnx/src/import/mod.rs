@@ -42,14 +42,13 @@ mod structure;
 
 use crate::error::{OnnxError, Result};
 use crate::slim::{self, Slim, SlimError};
-use assemble::{is_weight_port, split_node};
-use ctx::{Ctx, node_label};
+use assemble::assemble;
+use ctx::Ctx;
 use facts::{run_tract, weights_as_inputs};
-use fuselage_ir::{Graph, GraphBuilder, Source};
-use ops::map_op;
+use fuselage_ir::Graph;
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
-use structure::{VANISHING, analyse_structure};
+use structure::analyse_structure;
 use tract_onnx::pb;
 use tract_onnx::prelude::Framework;
 
@@ -203,6 +202,8 @@ impl Importer {
         self.convert(&cx, &proto, &slim.stripped, name)
     }
 
+    /// The graph of `proto`: checked from the protobuf alone, then shaped by tract, then
+    /// assembled from its data nodes.
     fn convert(
         &self,
         cx: &Ctx<'_>,
@@ -227,109 +228,6 @@ impl Importer {
             &self.input_shapes,
             self.past,
         )?;
-
-        let mut b = GraphBuilder::new(name);
-        // Graph inputs that data flows from.
-        for input in &graph.input {
-            if analysis.data_inputs.contains(input.name.as_str()) {
-                let shape = facts.shape(cx, &input.name, None)?;
-                b.input(input.name.clone(), shape)
-                    .map_err(|error| OnnxError::Ir {
-                        path: cx.path.to_path_buf(),
-                        error,
-                    })?;
-            }
-        }
-        // Tensor name -> the source producing it.
-        let mut producer: HashMap<&str, Source> = HashMap::new();
-        for input in &graph.input {
-            if let Some(s) = b.source(&input.name) {
-                producer.insert(&input.name, s);
-            }
-        }
-        for &ni in &analysis.order {
-            let node = &graph.node[ni];
-            if !analysis.data_nodes.contains(&ni) {
-                continue;
-            }
-            if VANISHING.contains(&node.op_type.as_str()) {
-                let (Some(out), Some(&src)) = (
-                    node.output.first(),
-                    node.input.first().and_then(|i| producer.get(i.as_str())),
-                ) else {
-                    return Err(cx.bad(node, "reads no data tensor"));
-                };
-                producer.insert(out, src);
-                continue;
-            }
-            let label = node_label(node, ni);
-            let named;
-            let node = if node.name.is_empty() {
-                named = pb::NodeProto {
-                    name: label.clone(),
-                    ..node.clone()
-                };
-                &named
-            } else {
-                node
-            };
-            if node.op_type == "Split" {
-                let outputs = &graph.node[ni].output;
-                split_node(cx, node, &facts, &analysis, &mut b, &mut producer, outputs)?;
-                continue;
-            }
-            for extra in node.output.iter().skip(1).filter(|o| !o.is_empty()) {
-                if analysis.consumed.contains(extra.as_str()) {
-                    return Err(cx.bad(node, format!("its second output `{extra}` is used; fuselage keeps one output per node")));
-                }
-            }
-            let out_name = graph.node[ni]
-                .output
-                .first()
-                .filter(|o| !o.is_empty())
-                .ok_or_else(|| cx.bad(node, "the node has no output"))?;
-            let shape = facts.shape(cx, out_name, Some(node))?;
-            let mut inputs = Vec::new();
-            let mut in_shapes = Vec::new();
-            let mut weights = 0u64;
-            let mut data_ports = Vec::new();
-            for (port, t) in node.input.iter().enumerate() {
-                if t.is_empty() {
-                    continue;
-                }
-                if let Some(&s) = producer.get(t.as_str()) {
-                    inputs.push(s);
-                    in_shapes.push(facts.shape(cx, t, Some(node))?);
-                    data_ports.push(port);
-                } else if is_weight_port(&node.op_type, port) {
-                    weights += facts.float_elements(cx, t, node)?;
-                }
-            }
-            let op = map_op(cx, node, &facts, &in_shapes, &data_ports, &shape)?;
-            let s = b
-                .node_with(label, op, &inputs, shape, weights)
-                .map_err(|error| OnnxError::Ir {
-                    path: cx.path.to_path_buf(),
-                    error,
-                })?;
-            producer.insert(out_name, s);
-        }
-        for out in &graph.output {
-            if let Some(&s) = producer.get(out.name.as_str()) {
-                b.output(s);
-            }
-        }
-        let g = b.finish().map_err(|error| OnnxError::Ir {
-            path: cx.path.to_path_buf(),
-            error,
-        })?;
-        if g.is_empty() {
-            return Err(cx.malformed("no node depends on a graph input"));
-        }
-        g.check_shapes().map_err(|error| OnnxError::Ir {
-            path: cx.path.to_path_buf(),
-            error,
-        })?;
-        Ok(g)
+        assemble(cx, graph, &analysis, &facts, name)
     }
 }

@@ -19,41 +19,126 @@ pub(super) const VANISHING: [&str; 2] = ["Identity", "Dropout"];
 /// What the protobuf alone tells: a topological order, which nodes carry data, which tensors
 /// are read.
 pub(super) struct Structure<'a> {
+    /// Every node's index in `graph.node`, in a topological order stable in file order.
     pub(super) order: Vec<usize>,
+    /// The nodes that read the model input (through something other than Shape or Size).
     pub(super) data_nodes: HashSet<usize>,
+    /// The graph inputs, initializers aside, that some node reads.
     pub(super) data_inputs: HashSet<&'a str>,
+    /// The tensors that some node reads.
     pub(super) consumed: HashSet<&'a str>,
     /// The graph's output tensors.
     pub(super) outputs: HashSet<&'a str>,
 }
 
+/// Checks `graph` and reads its [`Structure`].
+///
+/// The checks run in this order, so that the first error is the same whatever is wrong
+/// after it: every tensor defined once; every node's inputs defined, and each node reading a
+/// tensor unless it is a source, each Transpose's `perm` a permutation; initializers' raw
+/// data of a type tract reads; graph outputs defined; no cycle; every data node's op one the IR
+/// has; spatial attributes of the right length.
+///
+/// # Errors
+/// [`OnnxError::Malformed`] or [`OnnxError::BadNode`] naming the tensor or node;
+/// [`OnnxError::Unsupported`] listing every unsupported op type once.
 pub(super) fn analyse_structure<'a>(
     cx: &Ctx<'_>,
     graph: &'a pb::GraphProto,
 ) -> Result<Structure<'a>> {
-    let initializers: HashSet<&str> = graph.initializer.iter().map(|t| t.name.as_str()).collect();
-    let real_inputs: Vec<&str> = graph
-        .input
-        .iter()
-        .map(|i| i.name.as_str())
-        .filter(|n| !initializers.contains(n))
-        .collect();
-    // Tensor -> producing node.
-    let mut made_by: HashMap<&str, usize> = HashMap::new();
-    for (ni, node) in graph.node.iter().enumerate() {
-        for o in node.output.iter().filter(|o| !o.is_empty()) {
-            if made_by.insert(o.as_str(), ni).is_some() || initializers.contains(o.as_str()) {
-                return Err(cx.malformed(format!("tensor `{o}` is defined twice")));
-            }
+    let tensors = Tensors::of(cx, graph)?;
+    let consumed = check_nodes(cx, graph, &tensors)?;
+    check_raw_data(cx, graph)?;
+    for out in &graph.output {
+        if !tensors.defines(&out.name) {
+            return Err(cx.malformed(format!(
+                "the graph output `{}` is defined by no node, initializer or graph input",
+                out.name
+            )));
         }
     }
+    let order = topological_order(cx, graph, &tensors.made_by)?;
+    let data_nodes = data_nodes(graph, &order, &tensors.real_inputs);
+    let data_inputs = tensors
+        .real_inputs
+        .iter()
+        .copied()
+        .filter(|i| consumed.contains(i))
+        .collect();
+    check_supported(cx, graph, &order, &data_nodes)?;
+    for &ni in &order {
+        if data_nodes.contains(&ni) {
+            check_spatial_attrs(cx, &graph.node[ni], ni)?;
+        }
+    }
+    Ok(Structure {
+        order,
+        data_nodes,
+        data_inputs,
+        consumed,
+        outputs: graph.output.iter().map(|o| o.name.as_str()).collect(),
+    })
+}
+
+/// Where each tensor of a graph comes from.
+struct Tensors<'a> {
+    initializers: HashSet<&'a str>,
+    /// The graph inputs that are not initializers, in file order.
+    real_inputs: Vec<&'a str>,
+    /// Tensor -> producing node.
+    made_by: HashMap<&'a str, usize>,
+}
+
+impl<'a> Tensors<'a> {
+    /// Reads where each tensor of `graph` comes from.
+    ///
+    /// # Errors
+    /// [`OnnxError::Malformed`] naming the first tensor that two nodes, or a node and an
+    /// initializer, define.
+    fn of(cx: &Ctx<'_>, graph: &'a pb::GraphProto) -> Result<Self> {
+        let initializers: HashSet<&str> =
+            graph.initializer.iter().map(|t| t.name.as_str()).collect();
+        let real_inputs: Vec<&str> = graph
+            .input
+            .iter()
+            .map(|i| i.name.as_str())
+            .filter(|n| !initializers.contains(n))
+            .collect();
+        let mut made_by: HashMap<&str, usize> = HashMap::new();
+        for (ni, node) in graph.node.iter().enumerate() {
+            for o in node.output.iter().filter(|o| !o.is_empty()) {
+                if made_by.insert(o.as_str(), ni).is_some() || initializers.contains(o.as_str()) {
+                    return Err(cx.malformed(format!("tensor `{o}` is defined twice")));
+                }
+            }
+        }
+        Ok(Tensors {
+            initializers,
+            real_inputs,
+            made_by,
+        })
+    }
+
+    /// Whether a node, an initializer or a graph input defines `tensor`.
+    fn defines(&self, tensor: &str) -> bool {
+        self.made_by.contains_key(tensor)
+            || self.initializers.contains(tensor)
+            || self.real_inputs.contains(&tensor)
+    }
+}
+
+/// Checks each node in file order: every input defined, some tensor read unless the op is a
+/// source, a Transpose's `perm` a permutation (tract would otherwise panic: found by
+/// fuzzing). Returns the tensors that nodes read.
+fn check_nodes<'a>(
+    cx: &Ctx<'_>,
+    graph: &'a pb::GraphProto,
+    tensors: &Tensors<'_>,
+) -> Result<HashSet<&'a str>> {
     let mut consumed = HashSet::new();
     for (ni, node) in graph.node.iter().enumerate() {
         for t in node.input.iter().filter(|t| !t.is_empty()) {
-            let known = made_by.contains_key(t.as_str())
-                || initializers.contains(t.as_str())
-                || real_inputs.contains(&t.as_str());
-            if !known {
+            if !tensors.defines(t) {
                 return Err(cx.malformed(format!(
                     "node `{}` ({}) reads `{t}`, which no node, initializer or graph input defines",
                     node_label(node, ni),
@@ -76,6 +161,11 @@ pub(super) fn analyse_structure<'a>(
             }
         }
     }
+    Ok(consumed)
+}
+
+/// Refuses an initializer whose raw data tract cannot read.
+fn check_raw_data(cx: &Ctx<'_>, graph: &pb::GraphProto) -> Result<()> {
     // tract reads raw initializer data of these types only (and stops at `unimplemented!` on
     // the rest); `STRING` (8) is never raw.
     const RAW_TYPES: [i32; 12] = [1, 2, 3, 4, 5, 6, 7, 9, 10, 11, 12, 13];
@@ -89,18 +179,19 @@ pub(super) fn analyse_structure<'a>(
             t.name, t.data_type
         )));
     }
-    for out in &graph.output {
-        let known = made_by.contains_key(out.name.as_str())
-            || initializers.contains(out.name.as_str())
-            || real_inputs.contains(&out.name.as_str());
-        if !known {
-            return Err(cx.malformed(format!(
-                "the graph output `{}` is defined by no node, initializer or graph input",
-                out.name
-            )));
-        }
-    }
-    // Topological order (Kahn), stable in file order.
+    Ok(())
+}
+
+/// A topological order of the nodes (Kahn's), stable in file order: of the nodes ready, the
+/// first in the file comes first.
+///
+/// # Errors
+/// [`OnnxError::Malformed`] where the nodes form a cycle.
+fn topological_order(
+    cx: &Ctx<'_>,
+    graph: &pb::GraphProto,
+    made_by: &HashMap<&str, usize>,
+) -> Result<Vec<usize>> {
     let n = graph.node.len();
     let mut indeg = vec![0usize; n];
     let mut users: Vec<Vec<usize>> = vec![Vec::new(); n];
@@ -126,10 +217,15 @@ pub(super) fn analyse_structure<'a>(
     if order.len() != n {
         return Err(cx.malformed("the nodes form a cycle"));
     }
-    // Data flow from the real inputs; Shape and Size cut it (the input shape is fixed).
+    Ok(order)
+}
+
+/// The nodes that data flows through from the real inputs; Shape and Size cut it (the input
+/// shape is fixed).
+fn data_nodes(graph: &pb::GraphProto, order: &[usize], real_inputs: &[&str]) -> HashSet<usize> {
     let mut data_tensors: HashSet<&str> = real_inputs.iter().copied().collect();
     let mut data_nodes = HashSet::new();
-    for &ni in &order {
+    for &ni in order {
         let node = &graph.node[ni];
         let reads_data = node.input.iter().any(|t| data_tensors.contains(t.as_str()));
         if reads_data && !matches!(node.op_type.as_str(), "Shape" | "Size") {
@@ -139,14 +235,19 @@ pub(super) fn analyse_structure<'a>(
             }
         }
     }
-    let data_inputs = real_inputs
-        .iter()
-        .copied()
-        .filter(|i| consumed.contains(i))
-        .collect();
-    // Every data node's op must be one the IR has: list every op type that is not, once.
+    data_nodes
+}
+
+/// Every data node's op must be one the IR has: lists every op type that is not, once, with
+/// its count and first node, in one [`OnnxError::Unsupported`].
+fn check_supported(
+    cx: &Ctx<'_>,
+    graph: &pb::GraphProto,
+    order: &[usize],
+    data_nodes: &HashSet<usize>,
+) -> Result<()> {
     let mut unsupported: Vec<UnsupportedOp> = Vec::new();
-    for &ni in &order {
+    for &ni in order {
         if !data_nodes.contains(&ni) {
             continue;
         }
@@ -176,18 +277,7 @@ pub(super) fn analyse_structure<'a>(
             ops: unsupported,
         });
     }
-    for &ni in &order {
-        if data_nodes.contains(&ni) {
-            check_spatial_attrs(cx, &graph.node[ni], ni)?;
-        }
-    }
-    Ok(Structure {
-        order,
-        data_nodes,
-        data_inputs,
-        consumed,
-        outputs: graph.output.iter().map(|o| o.name.as_str()).collect(),
-    })
+    Ok(())
 }
 
 /// Rejects spatial attributes of the wrong length before tract sees them (tract indexes them
