@@ -22,6 +22,13 @@
 //! their input). A `Split` of k outputs becomes k [`Op::Split`] nodes, `NAME` for output 0 and
 //! `NAME:i` for output i, so that every node still has one tensor.
 //!
+//! [`OpClass`]: fuselage_ir::OpClass
+//! [`OpKind`]: fuselage_ir::OpKind
+//! [`Op::Unary`]: fuselage_ir::Op::Unary
+//! [`Op::Elementwise`]: fuselage_ir::Op::Elementwise
+//! [`Op::Reduce`]: fuselage_ir::Op::Reduce
+//! [`Op::Split`]: fuselage_ir::Op::Split
+//!
 //! The importer checks before tract sees the model (a missing graph, an undefined tensor,
 //! unsupported ops: every unsupported op type is listed once, with its count and first node), so
 //! that errors name the file, node and op; tract is then run behind `catch_unwind`, and finally
