@@ -242,3 +242,26 @@ fn split_node<'g>(
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn weight_ports_hold_parameters_not_shapes_bounds_or_indices() {
+        // Weight and bias.
+        assert!(!is_weight_port("Conv", 0));
+        assert!(is_weight_port("Conv", 1) && is_weight_port("Gemm", 2));
+        // Scale, bias, mean, variance.
+        assert!(is_weight_port("BatchNormalization", 4));
+        assert!(!is_weight_port("BatchNormalization", 5));
+        // A Gather's table, not its indices; an embedding is gathered by data indices.
+        assert!(is_weight_port("Gather", 0) && !is_weight_port("Gather", 1));
+        // A Reshape's shape and a Clip's bounds are not weights.
+        assert!(!is_weight_port("Reshape", 1) && !is_weight_port("Clip", 1));
+        // Any element-wise op by its class, a constant operand of Concat (a class token).
+        assert!(is_weight_port("Pow", 1) && is_weight_port("Where", 2));
+        assert!(is_weight_port("Concat", 5));
+        assert!(!is_weight_port("Einsum", 1));
+    }
+}

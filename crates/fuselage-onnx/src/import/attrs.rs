@@ -112,3 +112,129 @@ pub(super) fn normalised_axes(
     axes.dedup();
     Ok(axes)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    fn cx() -> Ctx<'static> {
+        Ctx {
+            path: Path::new("m.onnx"),
+            opset: 17,
+        }
+    }
+
+    /// A `Conv` node named `n` with these attributes.
+    fn conv(attribute: Vec<pb::AttributeProto>) -> pb::NodeProto {
+        pb::NodeProto {
+            name: "n".into(),
+            op_type: "Conv".into(),
+            attribute,
+            ..Default::default()
+        }
+    }
+
+    fn ints(name: &str, v: &[i64]) -> pb::AttributeProto {
+        pb::AttributeProto {
+            name: name.into(),
+            ints: v.to_vec(),
+            r#type: 7,
+            ..Default::default()
+        }
+    }
+
+    fn int(name: &str, i: i64) -> pb::AttributeProto {
+        pb::AttributeProto {
+            name: name.into(),
+            i,
+            r#type: 2,
+            ..Default::default()
+        }
+    }
+
+    fn string(name: &str, s: &str) -> pb::AttributeProto {
+        pb::AttributeProto {
+            name: name.into(),
+            s: s.as_bytes().to_vec(),
+            r#type: 3,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn attributes_are_read_by_name() {
+        let n = conv(vec![
+            ints("strides", &[2, 1]),
+            int("group", 4),
+            string("auto_pad", "VALID"),
+        ]);
+        assert_eq!(attr_ints(&n, "strides"), Some(vec![2, 1]));
+        assert_eq!(attr_int(&n, "group"), Some(4));
+        assert_eq!(attr_str(&n, "auto_pad").as_deref(), Some("VALID"));
+        assert_eq!(attr_ints(&n, "dilations"), None);
+        assert_eq!(
+            attr_int(&n, "strides"),
+            Some(0),
+            "the field of another type"
+        );
+        // A short list is padded with 1s.
+        assert_eq!(pair(&[3]), [3, 1]);
+        assert_eq!(pair(&[]), [1, 1]);
+    }
+
+    #[test]
+    fn axes_count_from_the_end_and_a_bad_one_names_the_node() {
+        let (cx, n) = (cx(), conv(Vec::new()));
+        assert_eq!(axis(&cx, &n, -1, 4).unwrap(), 3);
+        // One past the last axis is an axis for Flatten.
+        assert_eq!(axis(&cx, &n, 4, 4).unwrap(), 4);
+        assert_eq!(
+            axis(&cx, &n, -5, 4).unwrap_err().to_string(),
+            "m.onnx: node `n` (Conv): axis -5 out of range for rank 4"
+        );
+        assert_eq!(
+            normalised_axes(&cx, &n, &[3, -1, 0], 4).unwrap(),
+            vec![0, 3]
+        );
+        assert_eq!(
+            normalised_axes(&cx, &n, &[0, 4], 4)
+                .unwrap_err()
+                .to_string(),
+            "m.onnx: node `n` (Conv): axis 4 out of range for rank 4"
+        );
+    }
+
+    #[test]
+    fn same_padding_puts_the_odd_pixel_after_or_before() {
+        // A 3×3 window with stride 2 over 8×8 gives 4×4: one pixel of padding in all, per axis.
+        let (i, o) = (TensorShape::nchw(1, 8, 8), TensorShape::nchw(1, 4, 4));
+        let pads = |attrs| pads2d(&cx(), &conv(attrs), [3, 3], [2, 2], &i, &o);
+        assert_eq!(
+            pads(vec![string("auto_pad", "SAME_UPPER")]).unwrap(),
+            [0, 0, 1, 1]
+        );
+        assert_eq!(
+            pads(vec![string("auto_pad", "SAME_LOWER")]).unwrap(),
+            [1, 1, 0, 0]
+        );
+        assert_eq!(pads(vec![string("auto_pad", "VALID")]).unwrap(), [0; 4]);
+        assert_eq!(pads(Vec::new()).unwrap(), [0; 4]);
+        assert_eq!(
+            pads(vec![ints("pads", &[1, 2, 3, 4])]).unwrap(),
+            [1, 2, 3, 4]
+        );
+        assert_eq!(
+            pads(vec![ints("pads", &[1, -2, 3, 4])])
+                .unwrap_err()
+                .to_string(),
+            "m.onnx: node `n` (Conv): pads [1, -2, 3, 4] are not 4 non-negative values"
+        );
+        assert_eq!(
+            pads(vec![string("auto_pad", "SAME\n")])
+                .unwrap_err()
+                .to_string(),
+            "m.onnx: node `n` (Conv): unknown auto_pad `SAME\\n`"
+        );
+    }
+}

@@ -61,3 +61,46 @@ pub(super) fn node_label(node: &pb::NodeProto, index: usize) -> String {
         format!("#{index} ({})", node.op_type)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn node(name: &str, op_type: &str, output: &[&str]) -> pb::NodeProto {
+        pb::NodeProto {
+            name: name.into(),
+            op_type: op_type.into(),
+            output: output.iter().map(|o| o.to_string()).collect(),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn a_node_is_named_by_its_name_then_its_output_then_its_index() {
+        assert_eq!(node_label(&node("conv1", "Conv", &["y"]), 0), "conv1");
+        assert_eq!(node_label(&node("", "Conv", &["y"]), 0), "y");
+        assert_eq!(node_label(&node("", "Relu", &[""]), 3), "#3 (Relu)");
+        assert_eq!(node_label(&node("", "Relu", &[]), 3), "#3 (Relu)");
+    }
+
+    #[test]
+    fn errors_name_the_file_and_the_node_in_one_line() {
+        let cx = Ctx {
+            path: Path::new("dir/m.onnx"),
+            opset: 17,
+        };
+        let n = node("a\nb", "Re\u{1b}lu", &["y"]);
+        assert_eq!(
+            cx.bad(&n, "no\nweight").to_string(),
+            "dir/m.onnx: node `a\\nb` (Re\\u{1b}lu): no\\nweight"
+        );
+        assert_eq!(
+            cx.malformed("two\nlines").to_string(),
+            "dir/m.onnx: malformed ONNX model: two\\nlines"
+        );
+        assert_eq!(
+            cx.tract("parse\nerror").to_string(),
+            "dir/m.onnx: tract could not analyse the model: parse\\nerror"
+        );
+    }
+}

@@ -532,3 +532,28 @@ fn slice_op(cx: &Ctx<'_>, node: &pb::NodeProto, facts: &Facts, x: &TensorShape) 
         steps: st_out,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_unary_and_elementwise_kind_maps_to_an_op_of_that_kind() {
+        for &k in OpKind::ALL {
+            match k.class() {
+                OpClass::Unary => assert_eq!(unary(k).kind(), k),
+                OpClass::Elementwise => assert_eq!(elementwise(k).kind(), k),
+                _ => {}
+            }
+        }
+        // The CNN zoo's ops keep variants of their own; the rest share the family's.
+        assert_eq!(unary(OpKind::Relu), Op::Relu);
+        assert_eq!(unary(OpKind::BatchNormalization), Op::BatchNormalization);
+        assert_eq!(unary(OpKind::Erf), Op::Unary { kind: OpKind::Erf });
+        assert_eq!(elementwise(OpKind::Div), Op::Div);
+        assert_eq!(
+            elementwise(OpKind::Pow),
+            Op::Elementwise { kind: OpKind::Pow }
+        );
+    }
+}

@@ -307,3 +307,113 @@ fn check_spatial_attrs(cx: &Ctx<'_>, node: &pb::NodeProto, index: usize) -> Resu
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    fn cx() -> Ctx<'static> {
+        Ctx {
+            path: Path::new("m.onnx"),
+            opset: 17,
+        }
+    }
+
+    /// A graph of input `x` and these `(name, op_type, inputs)` nodes, in file order, each
+    /// with one output named like it.
+    fn graph(nodes: &[(&str, &str, &[&str])]) -> pb::GraphProto {
+        pb::GraphProto {
+            input: vec![pb::ValueInfoProto {
+                name: "x".into(),
+                ..Default::default()
+            }],
+            node: nodes
+                .iter()
+                .map(|(name, op, inputs)| pb::NodeProto {
+                    name: name.to_string(),
+                    op_type: op.to_string(),
+                    input: inputs.iter().map(|i| i.to_string()).collect(),
+                    output: vec![name.to_string()],
+                    ..Default::default()
+                })
+                .collect(),
+            ..Default::default()
+        }
+    }
+
+    fn error(nodes: &[(&str, &str, &[&str])]) -> String {
+        match analyse_structure(&cx(), &graph(nodes)) {
+            Ok(_) => panic!("the graph passes"),
+            Err(e) => e.to_string(),
+        }
+    }
+
+    #[test]
+    fn the_order_is_topological_and_else_the_files() {
+        // `c` comes first in the file but reads `b`.
+        let g = graph(&[
+            ("c", "Relu", &["b"]),
+            ("b", "Relu", &["x"]),
+            ("a", "Relu", &["x"]),
+            ("d", "Add", &["a", "c"]),
+        ]);
+        let s = analyse_structure(&cx(), &g).unwrap();
+        assert_eq!(s.order, [1, 0, 2, 3]);
+        assert_eq!(s.data_nodes, HashSet::from([0, 1, 2, 3]));
+        assert_eq!(s.data_inputs, HashSet::from(["x"]));
+        assert_eq!(s.consumed, HashSet::from(["x", "a", "b", "c"]));
+    }
+
+    #[test]
+    fn shape_cuts_the_data_flow() {
+        // `s` and what only reads it are static; the Reshape reads `x`, so it carries data.
+        let g = graph(&[
+            ("s", "Shape", &["x"]),
+            ("c", "Cast", &["s"]),
+            ("r", "Reshape", &["x", "c"]),
+        ]);
+        let s = analyse_structure(&cx(), &g).unwrap();
+        assert_eq!(s.data_nodes, HashSet::from([2]));
+    }
+
+    #[test]
+    fn malformed_wiring_is_named() {
+        assert_eq!(
+            error(&[("a", "Relu", &["b"]), ("b", "Relu", &["a"])]),
+            "m.onnx: malformed ONNX model: the nodes form a cycle"
+        );
+        assert_eq!(
+            error(&[("a", "Relu", &["x"]), ("a", "Sigmoid", &["x"])]),
+            "m.onnx: malformed ONNX model: tensor `a` is defined twice"
+        );
+        assert_eq!(
+            error(&[("a", "Relu", &["y"])]),
+            "m.onnx: malformed ONNX model: node `a` (Relu) reads `y`, which no node, \
+             initializer or graph input defines"
+        );
+        assert_eq!(
+            error(&[("a", "Relu", &[""])]),
+            "m.onnx: node `a` (Relu): the node reads no tensor"
+        );
+    }
+
+    #[test]
+    fn unsupported_ops_are_listed_once_each_and_static_ones_are_not() {
+        let mut g = graph(&[
+            ("e1", "Einsum", &["x"]),
+            ("att", "Attention", &["e1"]),
+            ("e2", "Einsum", &["att"]),
+            // Static: reads only the input's shape.
+            ("s", "Shape", &["x"]),
+            ("k", "NonZero", &["s"]),
+        ]);
+        g.node[1].domain = "com.microsoft".into();
+        let e = analyse_structure(&cx(), &g).err().unwrap();
+        assert_eq!(
+            e.to_string(),
+            "m.onnx: unsupported ops: Einsum (2 nodes, first `e1`), \
+             com.microsoft::Attention (1 node, first `att`)"
+        );
+    }
+}
