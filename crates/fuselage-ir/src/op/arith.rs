@@ -35,6 +35,9 @@ pub(super) fn windows_hw(
     Some((h, w))
 }
 
+/// The output length of windows of `k` entries, dilated by `dil` and `s` apart, over `len`
+/// entries padded with `pad_begin` and `pad_end` (rounding up with `ceil`), or `None` where a
+/// window is larger than the padded input.
 fn pooled(
     len: u64,
     k: u64,
@@ -67,6 +70,11 @@ pub(super) fn strictly_sorted(axes: &[u64]) -> bool {
     axes.windows(2).all(|w| w[0] < w[1])
 }
 
+/// The shape of `x` reduced over `axes` (strictly increasing, each in range), the reduced axes
+/// kept as 1 with `keepdims`.
+///
+/// # Errors
+/// A message naming the axes and the shape when they do not fit.
 pub(super) fn reduced(
     x: &TensorShape,
     axes: &[u64],
@@ -88,6 +96,8 @@ pub(super) fn reduced(
     Ok(TensorShape(d))
 }
 
+/// The shape `a` and `b` broadcast to (ONNX's multidirectional broadcasting: aligned at the
+/// last axis, a 1 or a missing axis stretches), or `None` where they do not broadcast.
 pub(super) fn broadcast(a: &TensorShape, b: &TensorShape) -> Option<TensorShape> {
     let rank = a.rank().max(b.rank());
     let mut dims = vec![0; rank];
@@ -110,4 +120,40 @@ pub(super) fn broadcast(a: &TensorShape, b: &TensorShape) -> Option<TensorShape>
         };
     }
     Some(TensorShape(dims))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn windows_round_up_only_with_ceil_and_never_start_in_the_end_padding() {
+        // 2 wide, 2 apart over 7: 3 windows, or 4 rounding up.
+        assert_eq!(pooled(7, 2, 2, 0, 0, 1, false), Some(3));
+        assert_eq!(pooled(7, 2, 2, 0, 0, 1, true), Some(4));
+        // Over 4 padded by 1 at the end, a third window would start in the padding.
+        assert_eq!(pooled(4, 2, 2, 0, 1, 1, true), Some(2));
+        // A 3-tap kernel dilated by 36 spans 73: "same" padding of 36 keeps 32.
+        assert_eq!(pooled(32, 3, 1, 36, 36, 36, false), Some(32));
+        assert_eq!(pooled(2, 5, 1, 0, 0, 1, false), None);
+        assert_eq!(pooled(8, 1, 0, 0, 0, 1, false), None);
+    }
+
+    #[test]
+    fn reductions_drop_or_keep_their_axes() {
+        let x = TensorShape(vec![2, 3, 4]);
+        assert_eq!(reduced(&x, &[1], true).unwrap().0, [2, 1, 4]);
+        assert_eq!(reduced(&x, &[0, 2], false).unwrap().0, [3]);
+        assert!(reduced(&x, &[1, 0], false).is_err());
+        assert!(reduced(&x, &[3], false).is_err());
+    }
+
+    #[test]
+    fn shapes_broadcast_from_the_last_axis() {
+        let s = |d: &[u64]| TensorShape(d.to_vec());
+        assert_eq!(broadcast(&s(&[3, 1, 5]), &s(&[4, 1])), Some(s(&[3, 4, 5])));
+        assert_eq!(broadcast(&s(&[]), &s(&[2])), Some(s(&[2])));
+        assert_eq!(broadcast(&s(&[2, 3]), &s(&[3, 2])), None);
+        assert!(strictly_sorted(&[0, 2, 3]) && !strictly_sorted(&[0, 0]));
+    }
 }

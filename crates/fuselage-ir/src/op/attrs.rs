@@ -68,7 +68,7 @@ impl PoolAttrs {
     }
 }
 
-/// Which operand of a [`Op::Gather`] is data.
+/// Which operand of a [`Op::Gather`](crate::Op::Gather) is data.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(tag = "data")]
 pub enum GatherIndex {

@@ -7,6 +7,12 @@
 //!
 //! [`Op::infer_shape`] is the one shape rule of the project: the zoo builds graphs with it, and
 //! [`Graph::check_shapes`](crate::Graph::check_shapes) holds imported graphs to it.
+//!
+//! The parts: [`OpKind`] and [`OpClass`] come from one table in `kind.rs`; the attribute
+//! structs of the ops that have several ([`ConvAttrs`], [`PoolAttrs`], [`GatherIndex`]) are in
+//! `attrs.rs`; the dimension arithmetic the shape rule is made of (windows, reductions,
+//! broadcasting) is in `arith.rs`. This file has [`Op`] itself, its shape rule and its default
+//! weights; the three others are leaves that read nothing of it.
 
 mod arith;
 mod attrs;
@@ -226,6 +232,7 @@ macro_rules! named_unary {
 }
 pub(crate) use named_unary;
 
+/// Refuses a generic variant ([`Op::Unary`], ...) given a kind of another class.
 fn need_class(kind: OpKind, class: OpClass) -> Result<(), String> {
     if kind.class() == class {
         Ok(())
