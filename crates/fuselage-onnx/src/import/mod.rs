@@ -39,6 +39,14 @@
 //! leaves out the data of every large float initializer and keeps its type and dims, and tract
 //! sees each such weight as a graph input of that type and shape. Peak memory is then a few
 //! megabytes over the program's own, whatever the file weighs (docs/reliability.md).
+//!
+//! The parts, one file each, from the leaves up: `ctx.rs` (the file and its opset, and the
+//! errors that name them), `facts.rs` (tract, run behind `catch_unwind`: every tensor's shape,
+//! type and static value), `attrs.rs` (attribute reading: axes, pads, integers from an
+//! attribute or a constant input), `structure.rs` (what the protobuf alone tells: the checks,
+//! the order, the data nodes), `ops.rs` (the op mapping, one function per op family) and
+//! `assemble.rs` (the graph built from the data nodes). This file has the options
+//! ([`Importer`]) and reads the file; no part reads it.
 
 mod assemble;
 mod attrs;
