@@ -7,74 +7,24 @@
 //!
 //! [`Op::infer_shape`] is the one shape rule of the project: the zoo builds graphs with it, and
 //! [`Graph::check_shapes`](crate::Graph::check_shapes) holds imported graphs to it.
+//!
+//! The parts: [`OpKind`] and [`OpClass`] come from one table in `kind.rs`; the attribute
+//! structs of the ops that have several ([`ConvAttrs`], [`PoolAttrs`], [`GatherIndex`]) are in
+//! `attrs.rs`; the dimension arithmetic the shape rule is made of (windows, reductions,
+//! broadcasting) is in `arith.rs`. This file has [`Op`] itself, its shape rule and its default
+//! weights; the three others are leaves that read nothing of it.
+
+mod arith;
+mod attrs;
+mod kind;
 
 use crate::shape::TensorShape;
+use arith::{broadcast, reduced, strictly_sorted, windows_hw};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
-/// Attributes of a 2-D convolution (`Conv`), in ONNX's conventions.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub struct ConvAttrs {
-    /// Output channels (the first dimension of the weight tensor).
-    pub out_channels: u64,
-    /// Kernel `[kh, kw]`.
-    pub kernel: [u64; 2],
-    /// Strides `[sh, sw]`.
-    pub stride: [u64; 2],
-    /// Padding `[top, left, bottom, right]` (ONNX `pads` order).
-    pub pads: [u64; 4],
-    /// Dilations `[dh, dw]`.
-    pub dilation: [u64; 2],
-    /// Channel groups (`in_channels` for a depthwise convolution).
-    pub group: u64,
-}
-
-impl ConvAttrs {
-    /// A `k`×`k` convolution with stride `s`, "same"-style padding `(k-1)/2·d`, dilation `d`
-    /// and `group` channel groups: the shape of nearly every convolution in the zoo.
-    pub fn square(out_channels: u64, k: u64, s: u64, d: u64, group: u64) -> Self {
-        let p = (k - 1) / 2 * d;
-        ConvAttrs {
-            out_channels,
-            kernel: [k, k],
-            stride: [s, s],
-            pads: [p, p, p, p],
-            dilation: [d, d],
-            group,
-        }
-    }
-
-    /// Weight elements, bias included, for `in_channels` input channels.
-    pub fn weight_elements(&self, in_channels: u64, bias: bool) -> u64 {
-        let per_out = in_channels / self.group.max(1) * self.kernel[0] * self.kernel[1];
-        self.out_channels * per_out + if bias { self.out_channels } else { 0 }
-    }
-}
-
-/// Attributes of a windowed pool (`MaxPool`, `AveragePool`).
-#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub struct PoolAttrs {
-    /// Kernel `[kh, kw]`.
-    pub kernel: [u64; 2],
-    /// Strides `[sh, sw]`.
-    pub stride: [u64; 2],
-    /// Padding `[top, left, bottom, right]`.
-    pub pads: [u64; 4],
-    /// Whether the output size rounds up (`ceil_mode = 1`).
-    pub ceil_mode: bool,
-}
-
-impl PoolAttrs {
-    /// A `k`×`k` pool with stride `s`, padding `p` on every side.
-    pub fn square(k: u64, s: u64, p: u64, ceil_mode: bool) -> Self {
-        PoolAttrs {
-            kernel: [k, k],
-            stride: [s, s],
-            pads: [p, p, p, p],
-            ceil_mode,
-        }
-    }
-}
+pub use attrs::{ConvAttrs, GatherIndex, PoolAttrs};
+pub use kind::{OpClass, OpKind};
 
 /// One primitive ONNX op, with its shape-relevant attributes.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -261,235 +211,6 @@ fn is_false(v: &bool) -> bool {
     !*v
 }
 
-/// Which operand of a [`Op::Gather`] is data.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(tag = "data")]
-pub enum GatherIndex {
-    /// The data input is gathered by constant indices of this shape (`[]` for a scalar).
-    Constant {
-        /// The shape of the index tensor.
-        dims: Vec<u64>,
-    },
-    /// The data input is the index tensor (int64 token ids); the gathered table is a constant
-    /// of this shape.
-    Table {
-        /// The table's shape (`[vocabulary, width]` for an embedding).
-        dims: Vec<u64>,
-    },
-}
-
-/// How an op family treats rows and shapes: what the importer and the row rule dispatch on,
-/// so that a new op of a known family needs one line, not a new code path.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
-pub enum OpClass {
-    /// Conv and windowed pools: a row window along H.
-    Window,
-    /// Global pools: a barrier over H and W.
-    GlobalPool,
-    /// Element-wise unary math (one input, same shape).
-    Unary,
-    /// Element-wise ops over broadcast inputs.
-    Elementwise,
-    /// Normalisations and softmaxes along an axis.
-    Normalize,
-    /// Reductions over axes.
-    Reduce,
-    /// Data movement: reshape, transpose, squeeze, split, slice, concat, gather, expand, ...
-    Layout,
-    /// Gemm and MatMul.
-    Linear,
-    /// Resize, Pad.
-    Resample,
-}
-
-impl OpClass {
-    /// Every class, in declaration order (the order of the classifier's class one-hot).
-    pub const ALL: [OpClass; 9] = [
-        OpClass::Window,
-        OpClass::GlobalPool,
-        OpClass::Unary,
-        OpClass::Elementwise,
-        OpClass::Normalize,
-        OpClass::Reduce,
-        OpClass::Layout,
-        OpClass::Linear,
-        OpClass::Resample,
-    ];
-
-    /// Position in [`OpClass::ALL`].
-    pub fn index(self) -> usize {
-        self as usize
-    }
-}
-
-/// Declares [`OpKind`] from one table of `(variant, class)`: the ONNX `op_type` is the
-/// variant's name, and the order is the order of [`OpKind::ALL`].
-macro_rules! op_kinds {
-    ($($kind:ident => $class:ident),* $(,)?) => {
-        /// The kind of an op, without attributes: what op counts and one-hot features are made
-        /// of. Its name is the ONNX `op_type`.
-        #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-        #[allow(missing_docs)]
-        pub enum OpKind {
-            $($kind),*
-        }
-
-        impl OpKind {
-            /// Every kind, in a fixed order. The first [`OpKind::CNN_KINDS`] are the kinds of the
-            /// CNN zoo, in the order of the classifier's one-hot features.
-            pub const ALL: &'static [OpKind] = &[$(OpKind::$kind),*];
-
-            /// The ONNX `op_type`.
-            pub fn name(self) -> &'static str {
-                match self {
-                    $(OpKind::$kind => stringify!($kind)),*
-                }
-            }
-
-            /// The family the kind belongs to.
-            pub fn class(self) -> OpClass {
-                match self {
-                    $(OpKind::$kind => OpClass::$class),*
-                }
-            }
-        }
-    };
-}
-
-op_kinds! {
-    Conv => Window,
-    MaxPool => Window,
-    AveragePool => Window,
-    GlobalAveragePool => GlobalPool,
-    GlobalMaxPool => GlobalPool,
-    Relu => Unary,
-    Clip => Unary,
-    Sigmoid => Unary,
-    HardSigmoid => Unary,
-    HardSwish => Unary,
-    Tanh => Unary,
-    Add => Elementwise,
-    Sub => Elementwise,
-    Mul => Elementwise,
-    Div => Elementwise,
-    Concat => Layout,
-    Flatten => Layout,
-    Gemm => Linear,
-    MatMul => Linear,
-    BatchNormalization => Unary,
-    Pad => Resample,
-    ReduceMean => Reduce,
-    Resize => Resample,
-    Reshape => Layout,
-    Transpose => Layout,
-    Softmax => Normalize,
-    // Element-wise unary math.
-    Erf => Unary,
-    Gelu => Unary,
-    Sqrt => Unary,
-    Exp => Unary,
-    Log => Unary,
-    Neg => Unary,
-    Abs => Unary,
-    Reciprocal => Unary,
-    Sin => Unary,
-    Cos => Unary,
-    Tan => Unary,
-    Atan => Unary,
-    Cast => Unary,
-    Floor => Unary,
-    Ceil => Unary,
-    Round => Unary,
-    Sign => Unary,
-    Softplus => Unary,
-    Softsign => Unary,
-    Elu => Unary,
-    Selu => Unary,
-    Celu => Unary,
-    LeakyRelu => Unary,
-    ThresholdedRelu => Unary,
-    HardTanh => Unary,
-    Mish => Unary,
-    Not => Unary,
-    IsNaN => Unary,
-    // Element-wise over broadcast inputs.
-    Pow => Elementwise,
-    Max => Elementwise,
-    Min => Elementwise,
-    Mean => Elementwise,
-    Sum => Elementwise,
-    PRelu => Elementwise,
-    Mod => Elementwise,
-    Equal => Elementwise,
-    Less => Elementwise,
-    LessOrEqual => Elementwise,
-    Greater => Elementwise,
-    GreaterOrEqual => Elementwise,
-    And => Elementwise,
-    Or => Elementwise,
-    Xor => Elementwise,
-    Where => Elementwise,
-    // Reductions.
-    ReduceSum => Reduce,
-    ReduceMax => Reduce,
-    ReduceMin => Reduce,
-    ReduceProd => Reduce,
-    ReduceL1 => Reduce,
-    ReduceL2 => Reduce,
-    ReduceSumSquare => Reduce,
-    ReduceLogSumExp => Reduce,
-    // Normalisations.
-    LayerNormalization => Normalize,
-    RMSNormalization => Normalize,
-    LpNormalization => Normalize,
-    InstanceNormalization => Normalize,
-    GroupNormalization => Normalize,
-    LogSoftmax => Normalize,
-    // Data movement.
-    Squeeze => Layout,
-    Unsqueeze => Layout,
-    Split => Layout,
-    Slice => Layout,
-    Gather => Layout,
-    Expand => Layout,
-    Tile => Layout,
-}
-
-impl OpKind {
-    /// How many kinds the CNN zoo uses: the first entries of [`OpKind::ALL`], which the shipped
-    /// classifier checkpoints one-hot encode.
-    pub const CNN_KINDS: usize = 26;
-
-    /// The kind whose ONNX `op_type` is `name`, if the IR has it.
-    pub fn from_name(name: &str) -> Option<OpKind> {
-        OpKind::ALL.iter().copied().find(|k| k.name() == name)
-    }
-
-    /// Position in [`OpKind::ALL`].
-    pub fn index(self) -> usize {
-        OpKind::ALL.iter().position(|&k| k == self).unwrap_or(0)
-    }
-
-    /// Whether a normalisation of this kind reads every axis from its `axis` on
-    /// (LayerNormalization, RMSNormalization, Instance- and GroupNormalization) rather than
-    /// `axis` alone (Softmax, LogSoftmax, LpNormalization).
-    pub fn normalizes_trailing_axes(self) -> bool {
-        matches!(
-            self,
-            OpKind::LayerNormalization
-                | OpKind::RMSNormalization
-                | OpKind::InstanceNormalization
-                | OpKind::GroupNormalization
-        )
-    }
-}
-
-impl fmt::Display for OpKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
 impl fmt::Display for Op {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.kind().name())
@@ -511,116 +232,13 @@ macro_rules! named_unary {
 }
 pub(crate) use named_unary;
 
-/// The output height and width of a window op over the NCHW input `x` (ONNX's `pads` order:
-/// top, left, bottom, right), or `None` where a window is larger than the padded input.
-fn windows_hw(
-    x: &TensorShape,
-    kernel: [u64; 2],
-    stride: [u64; 2],
-    pads: [u64; 4],
-    dilation: [u64; 2],
-    ceil: bool,
-) -> Option<(u64, u64)> {
-    let h = pooled(
-        x.0[2],
-        kernel[0],
-        stride[0],
-        pads[0],
-        pads[2],
-        dilation[0],
-        ceil,
-    )?;
-    let w = pooled(
-        x.0[3],
-        kernel[1],
-        stride[1],
-        pads[1],
-        pads[3],
-        dilation[1],
-        ceil,
-    )?;
-    Some((h, w))
-}
-
-fn pooled(
-    len: u64,
-    k: u64,
-    s: u64,
-    pad_begin: u64,
-    pad_end: u64,
-    dil: u64,
-    ceil: bool,
-) -> Option<u64> {
-    let span = dil * (k - 1) + 1;
-    let padded = len + pad_begin + pad_end;
-    if padded < span || s == 0 {
-        return None;
-    }
-    let num = padded - span;
-    let mut out = if ceil {
-        num.div_ceil(s) + 1
-    } else {
-        num / s + 1
-    };
-    // PyTorch (and ONNX since opset 19) drop a last window that would start in the end padding.
-    if ceil && (out - 1) * s >= len + pad_begin {
-        out -= 1;
-    }
-    Some(out)
-}
-
+/// Refuses a generic variant ([`Op::Unary`], ...) given a kind of another class.
 fn need_class(kind: OpKind, class: OpClass) -> Result<(), String> {
     if kind.class() == class {
         Ok(())
     } else {
         Err(format!("{kind} is not of class {class:?}"))
     }
-}
-
-/// Whether `axes` are strictly increasing (sorted, without repeats).
-fn strictly_sorted(axes: &[u64]) -> bool {
-    axes.windows(2).all(|w| w[0] < w[1])
-}
-
-fn reduced(x: &TensorShape, axes: &[u64], keepdims: bool) -> Result<TensorShape, String> {
-    if !strictly_sorted(axes) || axes.iter().any(|&a| a as usize >= x.rank()) {
-        return Err(format!("axes {axes:?} out of range for {x}"));
-    }
-    let mut d = Vec::new();
-    for (i, &v) in x.0.iter().enumerate() {
-        if axes.contains(&(i as u64)) {
-            if keepdims {
-                d.push(1);
-            }
-        } else {
-            d.push(v);
-        }
-    }
-    Ok(TensorShape(d))
-}
-
-fn broadcast(a: &TensorShape, b: &TensorShape) -> Option<TensorShape> {
-    let rank = a.rank().max(b.rank());
-    let mut dims = vec![0; rank];
-    for (i, d) in dims.iter_mut().enumerate() {
-        let da = if i + a.rank() >= rank {
-            a.0[i + a.rank() - rank]
-        } else {
-            1
-        };
-        let db = if i + b.rank() >= rank {
-            b.0[i + b.rank() - rank]
-        } else {
-            1
-        };
-        *d = match (da, db) {
-            (x, y) if x == y => x,
-            (1, y) => y,
-            (x, 1) => x,
-            _ => return None,
-        };
-    }
-    Some(TensorShape(dims))
 }
 
 impl Op {
@@ -1100,26 +718,5 @@ mod tests {
         assert!(Op::Relu.infer_shape(&[]).is_err());
         let c = Op::concat(1).infer_shape(&[&a, &a]).unwrap().unwrap();
         assert_eq!(c, TensorShape::nchw(144, 28, 28));
-    }
-
-    #[test]
-    fn kinds_round_trip_through_names() {
-        for &k in OpKind::ALL {
-            assert_eq!(OpKind::from_name(k.name()), Some(k));
-            assert_eq!(OpKind::ALL[k.index()], k);
-        }
-        assert_eq!(OpKind::from_name("Einsum"), None);
-    }
-
-    #[test]
-    fn conv_weights_count_bias() {
-        // VGG16 conv1_1: 64·3·9 + 64.
-        let a = ConvAttrs::square(64, 3, 1, 1, 1);
-        assert_eq!(a.weight_elements(3, true), 1792);
-        // Depthwise 3x3 on 32 channels.
-        assert_eq!(
-            ConvAttrs::square(32, 3, 1, 1, 32).weight_elements(32, true),
-            320
-        );
     }
 }
