@@ -15,7 +15,7 @@ fn sweeps(c: &mut Criterion) {
         .measurement_time(Duration::from_secs(20));
     grp.bench_function("resnet50_lbdf_32KiB_to_4MiB", |b| {
         b.iter(|| {
-            let s = fuselage_pipeline::sweep(&g, CostKind::Lbdf, &hw, 32 << 10, 4 << 20).unwrap();
+            let s = fuselage_pipeline::sweep(&g, &CostKind::Lbdf, &hw, 32 << 10, 4 << 20).unwrap();
             black_box(s.points.len())
         })
     });

@@ -4,7 +4,9 @@ use crate::registry::{Choice, Registry};
 pub use crate::units::human_size;
 use anyhow::{Context, bail};
 use clap::Args;
-use fuselage::cost::{Accelerator, CostConfig, CostKind, CostModel, PlanFile, evaluate_plan};
+use fuselage::cost::{
+    Accelerator, CostConfig, CostFamily, CostKind, CostModel, PlanFile, evaluate_plan,
+};
 use fuselage::ir::{Graph, NodeSet};
 use std::sync::Arc;
 
@@ -51,6 +53,8 @@ pub struct CostSetting {
     pub model: Arc<dyn CostModel>,
     /// Which built-in it is; `None` for a registered downstream model.
     pub kind: Option<CostKind>,
+    /// Its family: the model at any configuration (the sweep's).
+    pub family: crate::registry::CostFamilyRef,
     /// The accelerator: `--hw`, or β-only at `--buffer` and `--bytes`.
     pub hw: Accelerator,
 }
@@ -102,11 +106,13 @@ impl CostArgs {
             Choice::Kind(kind) => CostSetting {
                 model: Arc::from(kind.model(config)),
                 kind: Some(kind),
+                family: Arc::new(kind),
                 hw,
             },
             Choice::Custom(entry) => CostSetting {
-                model: Arc::from((entry.make)(config)),
+                model: Arc::from(entry.make.at(&config)),
                 kind: None,
+                family: entry.make.clone(),
                 hw,
             },
         })
@@ -214,7 +220,7 @@ pub fn recorded_setting(
         .with_context(|| format!("{origin}: cost_model"))?
     {
         Choice::Kind(kind) => Arc::from(kind.model(config)),
-        Choice::Custom(entry) => Arc::from((entry.make)(config)),
+        Choice::Custom(entry) => Arc::from(entry.make.at(&config)),
     };
     Ok(Some(model))
 }

@@ -160,7 +160,7 @@ pub fn run(cli: Cli, registry: &Registry) -> anyhow::Result<()> {
         #[cfg(feature = "onnx")]
         Command::Export(a) => export::run(a, registry),
         Command::Hw(a) => hw::run(a),
-        Command::Sweep(a) => sweep::run(a),
+        Command::Sweep(a) => sweep::run(a, registry),
     }
 }
 

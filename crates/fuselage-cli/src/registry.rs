@@ -23,7 +23,7 @@
 //! ```
 
 use anyhow::{Result, anyhow};
-use fuselage::cost::{CostConfig, CostKind, CostModel};
+use fuselage::cost::{CostConfig, CostFamily, CostKind, CostModel, FnFamily};
 use fuselage::explain::{Explainer, ExplainerKind};
 use fuselage::pipeline::{ExplainerRequest, PipelineError};
 use fuselage::search::{SearchKind, SearchStrategy};
@@ -31,8 +31,8 @@ use std::fmt::Display;
 use std::str::FromStr;
 use std::sync::Arc;
 
-/// Makes a cost model at a configuration.
-pub type CostFactory = Arc<dyn Fn(CostConfig) -> Box<dyn CostModel> + Send + Sync>;
+/// A registered cost model: its family (the model at any configuration).
+pub type CostFamilyRef = Arc<dyn CostFamily>;
 /// Makes a search strategy.
 pub type SearchFactory = Arc<dyn Fn() -> Box<dyn SearchStrategy> + Send + Sync>;
 /// Makes an explainer for a pipeline (it may read the pipeline's cost model).
@@ -65,20 +65,28 @@ pub enum Choice<'r, K, F> {
 /// then offers the built-ins alone.
 #[derive(Clone, Default)]
 pub struct Registry {
-    cost_models: Vec<Entry<CostFactory>>,
+    cost_models: Vec<Entry<CostFamilyRef>>,
     searches: Vec<Entry<SearchFactory>>,
     explainers: Vec<Entry<ExplainerFactoryFn>>,
 }
 
 impl Registry {
-    /// Adds a cost model that `--fusion NAME` selects.
+    /// Adds a cost model that `--fusion NAME` selects, made at a configuration by `make`.
     pub fn with_cost_model(
-        mut self,
+        self,
         name: &str,
         about: &str,
         make: impl Fn(CostConfig) -> Box<dyn CostModel> + Send + Sync + 'static,
     ) -> Self {
-        self.cost_models.push(entry(name, about, Arc::new(make)));
+        let family = FnFamily::new(name, move |config: &CostConfig| make(*config));
+        self.with_cost_family(about, family)
+    }
+
+    /// Adds a cost family that `--fusion NAME` selects, under its own name: every command
+    /// that takes a cost model takes it, `sweep` and the report's sweep included.
+    pub fn with_cost_family(mut self, about: &str, family: impl CostFamily + 'static) -> Self {
+        let name = family.name().to_string();
+        self.cost_models.push(entry(&name, about, Arc::new(family)));
         self
     }
 
@@ -111,8 +119,19 @@ impl Registry {
     ///
     /// # Errors
     /// When it is neither a built-in nor registered; the message lists both.
-    pub fn cost_model(&self, name: &str) -> Result<Choice<'_, CostKind, CostFactory>> {
+    pub fn cost_model(&self, name: &str) -> Result<Choice<'_, CostKind, CostFamilyRef>> {
         choose(name, &self.cost_models)
+    }
+
+    /// The cost family called `name`: a built-in kind or a registered family.
+    ///
+    /// # Errors
+    /// As [`cost_model`](Self::cost_model).
+    pub fn cost_family(&self, name: &str) -> Result<CostFamilyRef> {
+        Ok(match self.cost_model(name)? {
+            Choice::Kind(kind) => Arc::new(kind),
+            Choice::Custom(entry) => entry.make.clone(),
+        })
     }
 
     /// The search called `name`.

@@ -49,14 +49,12 @@ pub fn run(a: ReportCmd, registry: &Registry) -> anyhow::Result<()> {
         .to_plan(&g)
         .with_context(|| format!("{}", a.plan.display()))?;
     let model: Arc<dyn CostModel> = Arc::new(Cached::new(setting.model));
-    let mut report = fuselage::report::Report::new(&g, model, &plan)
+    let report = fuselage::report::Report::new(&g, model, &plan)
+        .family(setting.family.clone())
         .hardware(setting.hw)
         .with_sweep(!a.no_sweep)
         .sweep_limit(std::time::Duration::from_secs_f64(a.sweep_time_limit))
         .max_drawn_nodes(a.max_drawn_nodes);
-    if let Some(kind) = setting.kind {
-        report = report.kind(kind);
-    }
     let html = report
         .render()
         .with_context(|| format!("{}", a.plan.display()))?;

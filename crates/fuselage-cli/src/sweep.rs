@@ -8,7 +8,7 @@ use crate::common::{ModelArgs, kib, mb};
 use crate::files::{Files, write};
 use anyhow::Context;
 use clap::Args;
-use fuselage::cost::{Accelerator, CostConfig, CostKind};
+use fuselage::cost::{Accelerator, CostConfig};
 use std::path::PathBuf;
 
 /// Arguments of `fuselage sweep`.
@@ -41,13 +41,14 @@ pub struct SweepCmd {
     time_limit: f64,
 }
 
-pub fn run(a: SweepCmd) -> anyhow::Result<()> {
+pub fn run(a: SweepCmd, registry: &crate::registry::Registry) -> anyhow::Result<()> {
     Files::new()
         .model(&a.model.model)
         .hardware(a.hw.as_deref())
         .output("--svg", a.svg.as_deref())
         .check()?;
-    let kind: CostKind = a.fusion.parse().context("--fusion")?;
+    let family = registry.cost_family(&a.fusion).context("--fusion")?;
+    let kind = fuselage::ir::escape(family.name());
     let from = fuselage::parse_size(&a.from).context("--from")?;
     let to = fuselage::parse_size(&a.to).context("--to")?;
     let hw = match &a.hw {
@@ -56,7 +57,7 @@ pub fn run(a: SweepCmd) -> anyhow::Result<()> {
     };
     let g = a.model.load()?;
     let limit = std::time::Duration::from_secs_f64(a.time_limit);
-    let s = fuselage::pipeline::sweep_within(&g, kind, &hw, from, to, Some(limit))?;
+    let s = fuselage::pipeline::sweep_within(&g, family.as_ref(), &hw, from, to, Some(limit))?;
     if let Some(path) = &a.svg {
         // The report's chart: no β to mark here, the range is the user's.
         let title = format!("{}: optimal DRAM against buffer ({kind})", g.name());

@@ -47,6 +47,7 @@ mod buffer;
 mod cached;
 mod config;
 mod error;
+mod family;
 mod hardware;
 mod kind;
 mod lbdf;
@@ -64,6 +65,7 @@ pub use buffer::OnChipBuffer;
 pub use cached::{CacheStats, Cached, FxHasher};
 pub use config::CostConfig;
 pub use error::{CostError, PlanProblem, Result};
+pub use family::{CostFamily, FnFamily};
 pub use hardware::{
     Accelerator, Activity, GroupMetrics, Objective, PlanMetrics, UnitEnergy, parse_size,
 };

@@ -19,7 +19,7 @@
 //! breakpoints are exact over that family.
 
 use crate::error::{PipelineError, Result};
-use fuselage_cost::{Accelerator, Cached, CostKind, CostModel, OnChipBuffer, evaluate_plan};
+use fuselage_cost::{Accelerator, Cached, CostFamily, CostModel, OnChipBuffer, evaluate_plan};
 use fuselage_ir::{Graph, NodeSet, Plan};
 use fuselage_search::{Budget, Optimal, Problem, SearchStrategy, StopReason};
 use fuselage_split::RandomSplitter;
@@ -82,7 +82,8 @@ pub struct Sweep {
 /// changes, with the group that sets it.
 type Step = (SweepPoint, Plan, Option<(u64, NodeSet)>);
 
-/// The optimal DRAM of `g` under the built-in cost model `kind` for every unified buffer
+/// The optimal DRAM of `g` under the cost models of `family` (a built-in [`CostKind`](fuselage_cost::CostKind) or
+/// one of the caller's own) for every unified buffer
 /// from `from` to `to` bytes, on `hw` (its element sizes and rates; its buffer is replaced).
 /// See the module docs for why it is exact.
 ///
@@ -95,13 +96,19 @@ type Step = (SweepPoint, Plan, Option<(u64, NodeSet)>);
 /// use fuselage_cost::{Accelerator, CostConfig, CostKind};
 /// let g = fuselage_zoo::build_at("resnet18", 64)?;
 /// let hw = Accelerator::beta_only(CostConfig::new(1)?);
-/// let s = fuselage_pipeline::sweep(&g, CostKind::Lbdf, &hw, 16 << 10, 1 << 20)?;
+/// let s = fuselage_pipeline::sweep(&g, &CostKind::Lbdf, &hw, 16 << 10, 1 << 20)?;
 /// assert!(s.points.windows(2).all(|w| w[0].dram_bytes >= w[1].dram_bytes));
 /// assert_eq!(s.breakpoints.len() + 1, s.points.len());
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
-pub fn sweep(g: &Graph, kind: CostKind, hw: &Accelerator, from: u64, to: u64) -> Result<Sweep> {
-    sweep_within(g, kind, hw, from, to, None)
+pub fn sweep(
+    g: &Graph,
+    family: &dyn CostFamily,
+    hw: &Accelerator,
+    from: u64,
+    to: u64,
+) -> Result<Sweep> {
+    sweep_within(g, family, hw, from, to, None)
 }
 
 /// [`sweep`], given up with [`PipelineError::Sweep`] once `limit` has passed (a sweep cut
@@ -111,13 +118,13 @@ pub fn sweep(g: &Graph, kind: CostKind, hw: &Accelerator, from: u64, to: u64) ->
 /// As [`sweep`], and the time limit.
 pub fn sweep_within(
     g: &Graph,
-    kind: CostKind,
+    family: &dyn CostFamily,
     hw: &Accelerator,
     from: u64,
     to: u64,
     limit: Option<std::time::Duration>,
 ) -> Result<Sweep> {
-    run(g, kind, hw, (from, to), limit, false)
+    run(g, family, hw, (from, to), limit, false)
 }
 
 /// [`sweep`] for as long as `limit` allows: the steps solved by then, from `to` down, exact
@@ -134,28 +141,28 @@ pub fn sweep_within(
 /// use std::time::Duration;
 /// let g = fuselage_zoo::build_at("resnet18", 64)?;
 /// let hw = Accelerator::beta_only(CostConfig::new(1)?);
-/// let whole = fuselage_pipeline::sweep(&g, CostKind::Lbdf, &hw, 16 << 10, 1 << 20)?;
-/// let none = fuselage_pipeline::sweep_partial(&g, CostKind::Lbdf, &hw, 16 << 10, 1 << 20, Duration::ZERO)?;
+/// let whole = fuselage_pipeline::sweep(&g, &CostKind::Lbdf, &hw, 16 << 10, 1 << 20)?;
+/// let none = fuselage_pipeline::sweep_partial(&g, &CostKind::Lbdf, &hw, 16 << 10, 1 << 20, Duration::ZERO)?;
 /// assert_eq!((none.points.len(), none.stopped_at), (0, Some(1 << 20)));
-/// let all = fuselage_pipeline::sweep_partial(&g, CostKind::Lbdf, &hw, 16 << 10, 1 << 20, Duration::from_secs(600))?;
+/// let all = fuselage_pipeline::sweep_partial(&g, &CostKind::Lbdf, &hw, 16 << 10, 1 << 20, Duration::from_secs(600))?;
 /// assert_eq!(all, whole);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn sweep_partial(
     g: &Graph,
-    kind: CostKind,
+    family: &dyn CostFamily,
     hw: &Accelerator,
     from: u64,
     to: u64,
     limit: std::time::Duration,
 ) -> Result<Sweep> {
-    run(g, kind, hw, (from, to), Some(limit), true)
+    run(g, family, hw, (from, to), Some(limit), true)
 }
 
 /// The sweep; where `limit` passes, the steps so far when `partial`, else an error.
 fn run(
     g: &Graph,
-    kind: CostKind,
+    family: &dyn CostFamily,
     hw: &Accelerator,
     (from, to): (u64, u64),
     limit: Option<std::time::Duration>,
@@ -188,7 +195,7 @@ fn run(
             config,
             ..hw.clone()
         };
-        let model = Cached::new(kind.model(config));
+        let model = Cached::new(family.at(&config));
         let splitter = RandomSplitter::new(&model);
         let p = Problem::new(g, &model, &splitter)?;
         let mut budget = Budget::new(1)?;

@@ -34,7 +34,7 @@ proptest! {
         let kind = if brr { CostKind::Brr } else { CostKind::Lbdf };
         let (from, to) = (from_kib << 10, (from_kib * span) << 10);
         let hw = Accelerator::beta_only(CostConfig::new(1).unwrap());
-        let s = sweep(&g, kind, &hw, from, to).unwrap();
+        let s = sweep(&g, &kind, &hw, from, to).unwrap();
         prop_assert_eq!(s.points.first().unwrap().buffer_bytes, from);
         prop_assert_eq!(s.points.last().unwrap().up_to_bytes, to);
         for w in s.points.windows(2) {
@@ -50,7 +50,7 @@ fn breakpoints_are_exact() {
     let g = fuselage_zoo::build_at("resnet18", 64).unwrap();
     for kind in [CostKind::Lbdf, CostKind::Brr] {
         let hw = Accelerator::beta_only(CostConfig::new(1).unwrap());
-        let s = sweep(&g, kind, &hw, 8 << 10, 512 << 10).unwrap();
+        let s = sweep(&g, &kind, &hw, 8 << 10, 512 << 10).unwrap();
         assert!(s.breakpoints.len() >= 3, "{kind}: {:?}", s.breakpoints);
         for (b, p) in s.breakpoints.iter().zip(&s.points[1..]) {
             assert_eq!(b.buffer_bytes, p.buffer_bytes);
@@ -79,8 +79,8 @@ fn breakpoints_are_exact() {
 fn a_split_buffer_or_an_empty_range_is_refused() {
     let g = fuselage_zoo::build_at("resnet18", 32).unwrap();
     let tpu = Accelerator::preset("tpu-v1-like").unwrap();
-    let e = sweep(&g, CostKind::Lbdf, &tpu, 1 << 10, 1 << 20).unwrap_err();
+    let e = sweep(&g, &CostKind::Lbdf, &tpu, 1 << 10, 1 << 20).unwrap_err();
     assert!(e.to_string().contains("split buffers"), "{e}");
     let hw = Accelerator::beta_only(CostConfig::new(1).unwrap());
-    assert!(sweep(&g, CostKind::Lbdf, &hw, 2 << 20, 1 << 20).is_err());
+    assert!(sweep(&g, &CostKind::Lbdf, &hw, 2 << 20, 1 << 20).is_err());
 }

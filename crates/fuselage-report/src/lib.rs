@@ -37,7 +37,7 @@
 pub mod chart;
 
 use fuselage_cost::{
-    Accelerator, BufferSimulator, CostKind, CostModel, OnChipBuffer, PlanFile, evaluate_plan,
+    Accelerator, BufferSimulator, CostFamily, CostModel, OnChipBuffer, PlanFile, evaluate_plan,
 };
 use fuselage_explain::{CostExplainer, Explainer, explain_cost};
 use fuselage_ir::{Graph, Plan};
@@ -74,7 +74,7 @@ pub struct Report<'a> {
     graph: &'a Graph,
     model: Arc<dyn CostModel>,
     plan: &'a Plan,
-    kind: Option<CostKind>,
+    family: Option<Arc<dyn CostFamily>>,
     hw: Accelerator,
     sweep: bool,
     optimum_limit: Duration,
@@ -91,7 +91,7 @@ impl<'a> Report<'a> {
             graph,
             model,
             plan,
-            kind: None,
+            family: None,
             hw,
             sweep: true,
             optimum_limit: Duration::from_secs(10),
@@ -100,9 +100,11 @@ impl<'a> Report<'a> {
         }
     }
 
-    /// Which built-in model `model` is (the sweep needs it).
-    pub fn kind(mut self, kind: CostKind) -> Self {
-        self.kind = Some(kind);
+    /// The family `model` belongs to (the sweep solves the network under it at other
+    /// buffers): a built-in [`CostKind`](fuselage_cost::CostKind), or the caller's own
+    /// [`CostFamily`]. Without it the report has no sweep.
+    pub fn family(mut self, family: impl CostFamily + 'static) -> Self {
+        self.family = Some(Arc::new(family));
         self
     }
 
@@ -153,7 +155,7 @@ impl<'a> Report<'a> {
     /// let g = fuselage_zoo::build_at("resnet18", 64)?;
     /// let model = Arc::new(Cached::new(CostKind::Lbdf.model(CostConfig::kib(64)?)));
     /// let plan = layer_by_layer(&g);
-    /// let html = fuselage_report::Report::new(&g, model, &plan).kind(CostKind::Lbdf).render()?;
+    /// let html = fuselage_report::Report::new(&g, model, &plan).family(CostKind::Lbdf).render()?;
     /// assert!(html.starts_with("<!DOCTYPE html>") && html.contains("data-group=\"0\""));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
@@ -216,11 +218,11 @@ impl<'a> Report<'a> {
         }
         let mut sweep_note = String::new();
         let mut sweep_chart = None;
-        let sweep_points: Vec<Value> = match (self.kind, self.sweep, model.config().buffer()) {
-            (Some(kind), true, OnChipBuffer::Unified { bytes }) => {
+        let sweep_points: Vec<Value> = match (&self.family, self.sweep, model.config().buffer()) {
+            (Some(family), true, OnChipBuffer::Unified { bytes }) => {
                 let from = (bytes / 8).max(1024);
                 let to = bytes.saturating_mul(2).max(from);
-                match sweep_partial(g, kind, &self.hw, from, to, self.sweep_limit) {
+                match sweep_partial(g, family.as_ref(), &self.hw, from, to, self.sweep_limit) {
                     Ok(s) if s.points.is_empty() => {
                         sweep_note = format!(
                             "The sweep was left out: no step of it was solved within its time limit ({:.1} s).",
@@ -238,7 +240,11 @@ impl<'a> Report<'a> {
                                 size(from)
                             );
                         }
-                        let title = format!("{}: optimal DRAM against buffer ({kind})", g.name());
+                        let title = format!(
+                            "{}: optimal DRAM against buffer ({})",
+                            g.name(),
+                            family.name()
+                        );
                         let chart = chart::SweepChart::from_sweep(&s)
                             .title(&title)
                             .beta(bytes)
@@ -584,6 +590,7 @@ fn differing_groups(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use fuselage_cost::CostKind;
 
     /// A plan at the optimum's DRAM, grouped differently, is not marked "≠ optimal"; one
     /// above it is, on exactly the groups the optimum lacks.
@@ -616,7 +623,7 @@ mod tests {
         let model = Arc::new(fuselage_cost::Cached::new(CostKind::Lbdf.model(config)));
         let plan = fuselage_cost::layer_by_layer(&g);
         let html = Report::new(&g, model, &plan)
-            .kind(CostKind::Lbdf)
+            .family(CostKind::Lbdf)
             .sweep_limit(Duration::from_secs(600))
             .render()
             .unwrap();
@@ -643,8 +650,9 @@ mod tests {
         assert_eq!(texts(svg, "plan-label"), ["this plan: 24.257 MB"]);
         // The same chart as the sweep's own, and no script draws another.
         let hw = Accelerator::beta_only(config);
-        let s = fuselage_pipeline::sweep_within(&g, CostKind::Lbdf, &hw, 16 << 10, 256 << 10, None)
-            .unwrap();
+        let s =
+            fuselage_pipeline::sweep_within(&g, &CostKind::Lbdf, &hw, 16 << 10, 256 << 10, None)
+                .unwrap();
         let dram = evaluate_plan(&fuselage_cost::Lbdf::new(config), &g, &plan)
             .unwrap()
             .dram_bytes;

@@ -5,7 +5,9 @@
 //! reachable from the `fuselage` program through a [`Registry`](fuselage_cli::Registry).
 //!
 //! - [`Reserved`], a cost model: a decorator over any [`CostModel`] for an accelerator whose
-//!   DMA engine keeps a fixed number of bytes of the buffer for itself.
+//!   DMA engine keeps a fixed number of bytes of the buffer for itself; and
+//!   [`ReservedFamily`], the same at any buffer, which gets the exact buffer sweep and the
+//!   HTML report's sweep for free.
 //! - [`FanOut`], an explainer: blames the edges out of nodes read by several members of the
 //!   group (skips, branches), weighted by the tensor they carry.
 //! - [`GreedyMerge`], a search: from layer by layer, merges the pair of neighbouring groups
@@ -14,13 +16,15 @@
 //!   seed whatever the thread count.
 //!
 //! `src/main.rs` runs them: with no arguments it plans ResNet-18 with all three through the
-//! [`Planner`](fuselage::Planner) and prints the plan; with arguments it is the `fuselage`
+//! [`Planner`](fuselage::Planner), prints the plan, sweeps the buffer under the family and
+//! writes the plan's HTML report; with arguments it is the `fuselage`
 //! program, in which `--fusion reserved-lbdf`, `--explainer fan-out` and `--search
 //! greedy-merge` name them.
 #![warn(missing_docs)]
 
 use fuselage::cost::{
-    CostConfig, CostModel, GroupCost, OnChipBytes, Result as CostResult, TensorCost,
+    CostConfig, CostFamily, CostKind, CostModel, GroupCost, OnChipBytes, Result as CostResult,
+    TensorCost,
 };
 use fuselage::explain::{Explainer, Explanation, Result as ExplainResult, Selection, group_edges};
 use fuselage::ir::{Graph, NodeSet, Plan, PlanGraph};
@@ -232,14 +236,44 @@ impl SearchStrategy for GreedyMerge {
     }
 }
 
+/// The family of [`Reserved`] over a built-in model: the same reserve at every buffer. With
+/// it the exact buffer sweep and the HTML report's sweep work for this crate's model as they
+/// do for the built-ins (`fuselage_pipeline::sweep`, `Report::family`).
+#[derive(Clone, Debug)]
+pub struct ReservedFamily {
+    inner: CostKind,
+    reserve: u64,
+    name: String,
+}
+
+impl ReservedFamily {
+    /// [`Reserved`] over `inner`, `reserve` bytes taken at every buffer.
+    pub fn new(inner: CostKind, reserve: u64) -> Self {
+        ReservedFamily {
+            inner,
+            reserve,
+            name: format!("reserved-{inner}"),
+        }
+    }
+}
+
+impl CostFamily for ReservedFamily {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn at(&self, config: &CostConfig) -> Box<dyn CostModel> {
+        Box::new(Reserved::new(self.inner.model(*config), self.reserve))
+    }
+}
+
 /// The program's registry with the three components: `--fusion reserved-lbdf`,
 /// `--explainer fan-out`, `--search greedy-merge`.
 pub fn registry() -> Registry {
     Registry::default()
-        .with_cost_model(
-            "reserved-lbdf",
+        .with_cost_family(
             "LBDF with 4 KiB of the buffer kept for the DMA engine",
-            |config| Box::new(Reserved::new(fuselage::cost::Lbdf::new(config), 4096)),
+            ReservedFamily::new(CostKind::Lbdf, 4096),
         )
         .with_explainer(
             "fan-out",

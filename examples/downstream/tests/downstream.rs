@@ -1,9 +1,9 @@
 //! The downstream components, through the library and through the program.
 
-use fuselage::cost::{CostConfig, CostModel, Lbdf};
+use fuselage::cost::{Accelerator, CostConfig, CostKind, CostModel, Lbdf};
 use fuselage::ir::NodeSet;
 use fuselage::{Planner, Reference};
-use fuselage_downstream::{FanOut, GreedyMerge, Reserved};
+use fuselage_downstream::{FanOut, GreedyMerge, Reserved, ReservedFamily};
 use std::process::Command;
 use std::sync::Arc;
 
@@ -62,9 +62,52 @@ fn greedy_merge_is_the_same_on_one_thread_and_two() {
     assert_eq!(one.names.explainer.as_deref(), Some("fan-out"));
 }
 
+/// A downstream family goes through the same exact sweep as a built-in: reserving `r` bytes
+/// of every buffer is LBDF at `β − r`, so its curve is LBDF's shifted right by `r`, step for
+/// step, and with no reserve it is LBDF's.
 #[test]
-fn without_arguments_it_prints_its_plan() {
-    let out = bin().output().unwrap();
+fn a_family_gets_the_exact_sweep_shifted_by_its_reserve() {
+    let g = fuselage::zoo::build_at("resnet18", 64).unwrap();
+    let hw = Accelerator::beta_only(CostConfig::new(1).unwrap());
+    let sweep = fuselage::pipeline::sweep;
+    let lbdf = sweep(&g, &CostKind::Lbdf, &hw, 16 << 10, 256 << 10).unwrap();
+    let none = sweep(
+        &g,
+        &ReservedFamily::new(CostKind::Lbdf, 0),
+        &hw,
+        16 << 10,
+        256 << 10,
+    );
+    assert_eq!(none.unwrap(), lbdf);
+    let r = 4096;
+    let reserved = sweep(
+        &g,
+        &ReservedFamily::new(CostKind::Lbdf, r),
+        &hw,
+        (16 << 10) + r,
+        (256 << 10) + r,
+    )
+    .unwrap();
+    assert!(lbdf.points.len() > 10, "{}", lbdf.points.len());
+    assert_eq!(reserved.points.len(), lbdf.points.len());
+    for (a, b) in reserved.points.iter().zip(&lbdf.points) {
+        assert_eq!(
+            (a.buffer_bytes, a.up_to_bytes, a.dram_bytes, a.groups),
+            (
+                b.buffer_bytes + r,
+                b.up_to_bytes + r,
+                b.dram_bytes,
+                b.groups
+            )
+        );
+    }
+}
+
+#[test]
+fn without_arguments_it_prints_its_plan_its_sweep_and_its_report() {
+    let dir = std::env::temp_dir().join(format!("fuselage-downstream-demo-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = bin().env("FUSELAGE_DOWNSTREAM_OUT", &dir).output().unwrap();
     assert!(
         out.status.success(),
         "{}",
@@ -83,6 +126,37 @@ fn without_arguments_it_prints_its_plan() {
         "{text}"
     );
     assert!(text.lines().any(|l| l.starts_with("group 0: ")), "{text}");
+    assert!(
+        text.contains("sweep of reserved-lbdf from 64 KiB to 512 KiB: "),
+        "{text}"
+    );
+    let html = std::fs::read_to_string(dir.join("fuselage-downstream-report.html")).unwrap();
+    assert!(html.contains("optimal DRAM against buffer (reserved-lbdf)"));
+    assert!(html.contains("β = 256 KiB"));
+    // The program's sweep knows the registered family too.
+    let out = bin()
+        .args([
+            "sweep",
+            "resnet18",
+            "--fusion",
+            "reserved-lbdf",
+            "--from",
+            "64KiB",
+            "--to",
+            "256KiB",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.starts_with("resnet18 · reserved-lbdf · beta-only · buffer 64.0 to 256.0 KiB"),
+        "{text}"
+    );
 }
 
 #[test]
