@@ -1,0 +1,91 @@
+//! [`Net`]: the growth of connected extensions of a down-set, which the down-set programme
+//! costs as steps and the joins as heads (see "Bottlenecks" in the [module docs](super)).
+
+use super::common::FxSet;
+use crate::error::Result;
+use fuselage_ir::{Graph, NodeId, NodeSet};
+
+/// Producers and (distinct) consumers of every node, by index, and the bottlenecks whose
+/// crossing groups are joined rather than grown.
+pub(super) struct Net {
+    preds: Vec<Vec<NodeId>>,
+    succs: Vec<Vec<NodeId>>,
+    necks: NodeSet,
+}
+
+impl Net {
+    /// The net of `g`, with the bottlenecks `necks`.
+    pub(super) fn of(g: &Graph, necks: impl IntoIterator<Item = NodeId>) -> Net {
+        Net {
+            preds: g.node_ids().map(|v| g.producers(v).collect()).collect(),
+            succs: g
+                .node_ids()
+                .map(|v| crate::bound::net_consumers(g, v))
+                .collect(),
+            necks: NodeSet::from_ids(g.len(), necks),
+        }
+    }
+
+    /// Generates the connected extensions of the down-set `d` of at most `limit` nodes, one
+    /// generation at a time (see
+    /// [`DownsetProgramme::until`](super::downsets::DownsetProgramme::until)): `visit` gets
+    /// each generation and says which of its sets may grow. A set that holds a bottleneck
+    /// with a producer outside `d` is neither visited nor grown: it crosses the bottleneck,
+    /// and the join makes those groups.
+    pub(super) fn grow(
+        &self,
+        d: &NodeSet,
+        limit: usize,
+        mut visit: impl FnMut(&[NodeSet]) -> Result<Vec<bool>>,
+    ) -> Result<()> {
+        let n = d.capacity();
+        let crosses = |e: &NodeSet| {
+            !e.is_disjoint(&self.necks)
+                && e.iter().any(|c| {
+                    self.necks.contains(c) && self.preds[c.index()].iter().any(|&u| !d.contains(u))
+                })
+        };
+        let mut seen: FxSet<NodeSet> = FxSet::default();
+        let mut level: Vec<NodeSet> = (0..n)
+            .map(|i| NodeId(i as u32))
+            .filter(|&s| !d.contains(s) && self.preds[s.index()].iter().all(|&u| d.contains(u)))
+            .map(|s| NodeSet::singleton(n, s))
+            .filter(|e| e.len() <= limit)
+            .collect();
+        let mut closure: Vec<NodeId> = Vec::new();
+        while !level.is_empty() {
+            let grow = visit(&level)?;
+            let mut next = Vec::new();
+            for (e, grow) in level.iter().zip(grow) {
+                if !grow || e.len() >= limit {
+                    continue;
+                }
+                for v in e.iter() {
+                    for &w in &self.succs[v.index()] {
+                        if d.contains(w) || e.contains(w) {
+                            continue;
+                        }
+                        // E ∪ closure(w): w and its ancestors not yet covered.
+                        let mut bigger = e.clone();
+                        closure.clear();
+                        closure.push(w);
+                        bigger.insert(w);
+                        while let Some(x) = closure.pop() {
+                            for &u in &self.preds[x.index()] {
+                                if !d.contains(u) && bigger.insert(u) {
+                                    closure.push(u);
+                                }
+                            }
+                        }
+                        if bigger.len() <= limit && !crosses(&bigger) && seen.insert(bigger.clone())
+                        {
+                            next.push(bigger);
+                        }
+                    }
+                }
+            }
+            level = next;
+        }
+        Ok(())
+    }
+}
