@@ -311,3 +311,145 @@ pub(super) enum Downsets {
     /// reach at least (see [`DownsetProgramme::until`]).
     GaveUp(u64),
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::{diamond, groups, ids, residual, set, with_problem};
+    use super::*;
+    use fuselage_cost::CostKind;
+    use std::collections::BTreeMap;
+    use std::sync::atomic::AtomicBool;
+
+    const ALL: DownsetProgramme = DownsetProgramme {
+        max_group: 64,
+        join_bottlenecks: true,
+    };
+
+    #[test]
+    fn the_programme_finds_a_residual_blocks_best_plan() {
+        // The block moves 512 bytes in, 512 out and two convs' 584 bytes of weights when it
+        // is one group (2 KiB); at 1,088 bytes it is best cut in two, a and c written and
+        // read once more (2 × 1,024).
+        let g = residual();
+        with_problem(&g, CostKind::Lbdf, 2048, |p| {
+            let (plan, cost, _) = ALL.best(p).unwrap();
+            assert_eq!((groups(&plan), cost), (vec![vec![0, 1, 2, 3, 4, 5]], 2192));
+        });
+        with_problem(&g, CostKind::Lbdf, 1088, |p| {
+            let (plan, cost, _) = ALL.best(p).unwrap();
+            assert_eq!(
+                (groups(&plan), cost),
+                (vec![vec![0, 1, 2], vec![3, 4, 5]], 4240)
+            );
+            // Groups of one: every node alone.
+            let single = DownsetProgramme {
+                max_group: 1,
+                ..ALL
+            };
+            let (plan, cost, _) = single.best(p).unwrap();
+            assert_eq!(plan, Plan::singletons(&g));
+            assert_eq!(cost, 1024 + 1608 + 1024 + 1608 + 1536 + 1024);
+        });
+    }
+
+    #[test]
+    fn the_bound_is_strict_and_a_start_plans_only_the_rest() {
+        let g = residual();
+        with_problem(&g, CostKind::Lbdf, 1088, |p| {
+            let floor = RestFloor::of(p, 64).unwrap();
+            let none = NodeSet::new(g.len());
+            let budget = Budget::new(1).unwrap();
+            let until = |upper, start: &NodeSet| ALL.until(p, &budget, upper, &floor, start);
+            assert!(matches!(
+                until(4240, &none).unwrap(),
+                Downsets::NoneBelow(_)
+            ));
+            let Downsets::Found(plan, cost, _) = until(4241, &none).unwrap() else {
+                panic!("the optimum is below 4,241");
+            };
+            assert_eq!(
+                (groups(&plan), cost),
+                (vec![vec![0, 1, 2], vec![3, 4, 5]], 4240)
+            );
+            // From {a, b, c}: the rest in one group, reading c and a, writing g, with e's
+            // weights.
+            let Downsets::Found(plan, cost, _) = until(u64::MAX, &set(&g, &[0, 1, 2])).unwrap()
+            else {
+                panic!("no bound");
+            };
+            assert_eq!((groups(&plan), cost), (vec![vec![3, 4, 5]], 2120));
+        });
+    }
+
+    #[test]
+    fn a_programme_stopped_at_once_proves_the_rest_bound_of_the_start() {
+        let g = residual();
+        with_problem(&g, CostKind::Lbdf, 1088, |p| {
+            let floor = RestFloor::of(p, 64).unwrap();
+            let none = NodeSet::new(g.len());
+            let stop = AtomicBool::new(true);
+            let budget = Budget::new(1).unwrap().with_stop(&stop);
+            let bound = rest_bound(p, &floor, &none).0;
+            assert!(bound <= 4240);
+            assert!(matches!(
+                ALL.until(p, &budget, 5000, &floor, &none).unwrap(),
+                Downsets::GaveUp(b) if b == bound
+            ));
+            // The bound given is no higher than the upper one.
+            assert!(matches!(
+                ALL.until(p, &budget, 1, &floor, &none).unwrap(),
+                Downsets::GaveUp(1)
+            ));
+        });
+    }
+
+    #[test]
+    fn a_state_extends_by_each_connected_down_closed_set_below_the_bound() {
+        // The diamond with room for all: a moves 256 in and 256 out; {a, b}, {a, c} and
+        // {a, b, c} write two tensors; the whole diamond one.
+        let g = diamond();
+        with_problem(&g, CostKind::Lbdf, 1 << 16, |p| {
+            let net = Net::of(&g, []);
+            let none = NodeSet::new(g.len());
+            let steps = |base, upper| -> (Vec<(Vec<u32>, u64)>, u64) {
+                let found = ALL.expand(p, &net, &none, base, upper, None).unwrap();
+                let steps = found.steps.iter().map(|(s, c)| (ids(s), *c)).collect();
+                (steps, found.costed)
+            };
+            assert_eq!(
+                steps(0, u64::MAX),
+                (
+                    vec![
+                        (vec![0], 512),
+                        (vec![0, 1], 768),
+                        (vec![0, 2], 768),
+                        (vec![0, 1, 2], 768),
+                        (vec![0, 1, 2, 3], 512),
+                    ],
+                    5
+                )
+            );
+            // From a state worth 100, below 868: every set is still costed.
+            assert_eq!(
+                steps(100, 868),
+                (vec![(vec![0], 612), (vec![0, 1, 2, 3], 612)], 5)
+            );
+        });
+    }
+
+    #[test]
+    fn a_step_is_kept_when_it_is_the_first_or_a_cheaper_way() {
+        let g = diamond();
+        let (none, a, c) = (NodeSet::new(4), set(&g, &[0]), set(&g, &[0, 2]));
+        let mut best = FxMap::default();
+        let mut by_size = BTreeMap::new();
+        keep_step(&mut best, &mut by_size, a.clone(), 512, none.clone());
+        keep_step(&mut best, &mut by_size, c.clone(), 768, a.clone());
+        // As cheap: the first stays. Cheaper: it replaces, and the state waits once.
+        keep_step(&mut best, &mut by_size, c.clone(), 768, none.clone());
+        assert_eq!(best[&c], (768, a.clone()));
+        keep_step(&mut best, &mut by_size, c.clone(), 700, none.clone());
+        assert_eq!(best[&c], (700, none.clone()));
+        assert_eq!(by_size, BTreeMap::from([(1, vec![a]), (2, vec![c])]));
+    }
+}

@@ -264,3 +264,164 @@ pub(super) struct Joined {
     /// Sets costed.
     pub(super) costed: u64,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::downsets::DownsetProgramme;
+    use super::super::testing::{chain, diamond, ids, residual, set, two_branches, with_problem};
+    use super::*;
+    use fuselage_cost::CostKind;
+
+    fn numbers(nodes: &[NodeId]) -> Vec<u32> {
+        nodes.iter().map(|v| v.0).collect()
+    }
+
+    #[test]
+    fn a_residual_block_has_its_stem_its_add_and_what_follows_as_bottlenecks() {
+        // a (0), conv b (1), c (2), conv e (3), f = e + a (4), g (5). Every node lies before
+        // or after b, c and e too, but the Add after them reads a, from before them.
+        let g = residual();
+        with_problem(&g, CostKind::Lbdf, 2048, |p| {
+            assert_eq!(numbers(&bottleneck_nodes(p)), [0, 4, 5]);
+            // Once a is covered: f and g, with everything before each.
+            let necks = bottlenecks(p, &set(&g, &[0]));
+            let found: Vec<(u32, Vec<u32>)> = necks
+                .iter()
+                .map(|neck| (neck.node.0, ids(&neck.before)))
+                .collect();
+            assert_eq!(found, [(4, vec![0, 1, 2, 3]), (5, vec![0, 1, 2, 3, 4])]);
+        });
+        // Under 128 bytes no node fits alone: unfusable, none is a bottleneck.
+        with_problem(&g, CostKind::Lbdf, 128, |p| {
+            assert_eq!(p.unfusable().len(), 6);
+            assert!(bottleneck_nodes(p).is_empty());
+        });
+    }
+
+    #[test]
+    fn every_node_of_a_chain_and_the_ends_of_a_diamond_are_bottlenecks() {
+        with_problem(&chain(4), CostKind::Lbdf, 2048, |p| {
+            assert_eq!(numbers(&bottleneck_nodes(p)), [0, 1, 2, 3]);
+        });
+        with_problem(&diamond(), CostKind::Lbdf, 2048, |p| {
+            assert_eq!(numbers(&bottleneck_nodes(p)), [0, 3]);
+        });
+    }
+
+    #[test]
+    fn a_state_has_a_tail_when_it_lies_inside_before_and_a_group_can_reach_it() {
+        // f's `before` is {a, b, c, e}.
+        let g = residual();
+        let f = Bottleneck {
+            node: NodeId(4),
+            before: set(&g, &[0, 1, 2, 3]),
+        };
+        assert!(f.has_tail(&NodeSet::new(g.len()), 5));
+        assert!(f.has_tail(&set(&g, &[0, 1]), 3));
+        // Four nodes short, with the bottleneck five: not in a group of four.
+        assert!(!f.has_tail(&NodeSet::new(g.len()), 4));
+        // All of `before` covered: no tail; not inside `before`: none either.
+        assert!(!f.has_tail(&set(&g, &[0, 1, 2, 3]), 64));
+        assert!(!f.has_tail(&set(&g, &[0, 5]), 64));
+    }
+
+    #[test]
+    fn joins_keep_the_optimum_of_growing_every_group() {
+        // Every buffer from 128 bytes to 2 KiB, groups of at most 2, 3, 4 or 64 nodes: the
+        // programme that joins at the bottlenecks finds what the one that grows every group
+        // from its own state finds (a residual block: 2,192 bytes whole at 2 KiB).
+        for (name, g) in [
+            ("residual", residual()),
+            ("diamond", diamond()),
+            ("branches", two_branches()),
+        ] {
+            for bytes in (128..=2048).step_by(64) {
+                with_problem(&g, CostKind::Lbdf, bytes, |p| {
+                    for max_group in [2, 3, 4, 64] {
+                        let joined = DownsetProgramme {
+                            max_group,
+                            join_bottlenecks: true,
+                        };
+                        let grown = DownsetProgramme {
+                            join_bottlenecks: false,
+                            ..joined
+                        };
+                        let (plan, cost, _) = joined.best(p).unwrap();
+                        g.check_plan(&plan).unwrap();
+                        assert_eq!(p.score(&plan).unwrap().cost, u128::from(cost));
+                        assert_eq!(
+                            cost,
+                            grown.best(p).unwrap().1,
+                            "{name} at {bytes} bytes, groups of {max_group}"
+                        );
+                    }
+                });
+            }
+        }
+        with_problem(&residual(), CostKind::Lbdf, 2048, |p| {
+            let all = DownsetProgramme {
+                max_group: 64,
+                join_bottlenecks: true,
+            };
+            assert_eq!(all.best(p).unwrap().1, 2192);
+        });
+    }
+
+    #[test]
+    fn a_join_takes_the_best_tail_for_each_head() {
+        // The residual block at 2 KiB, with two states inside f's `before` ({a, b, c, e}):
+        // the empty one and {a} (a alone, 1,024 bytes). f's only head is f itself (g, the
+        // next bottleneck, is joined on its own). From the empty state f and its tail move
+        // 512 in, 512 out and two convs' 584 bytes of weights, 2,192; from {a} the same
+        // group less a moves as much again after the 1,024 paid for a.
+        let g = residual();
+        with_problem(&g, CostKind::Lbdf, 2048, |p| {
+            let empty = NodeSet::new(g.len());
+            let a = set(&g, &[0]);
+            let mut best = FxMap::default();
+            best.insert(empty.clone(), (0, empty.clone()));
+            best.insert(a.clone(), (1024, empty.clone()));
+            let necks = bottlenecks(p, &empty);
+            let net = Net::of(&g, necks.iter().map(|neck| neck.node));
+            let f = &necks[1];
+            assert_eq!(f.node, NodeId(4));
+            let budget = Budget::new(1).unwrap();
+            let steps = |upper: u64| -> Vec<(Vec<u32>, u64, Vec<u32>)> {
+                join(
+                    p,
+                    &net,
+                    &best,
+                    f,
+                    (upper, &budget),
+                    &RestFloor::default(),
+                    64,
+                )
+                .unwrap()
+                .unwrap()
+                .steps
+                .iter()
+                .map(|(next, total, from)| (ids(next), *total, ids(from)))
+                .collect()
+            };
+            assert_eq!(steps(u64::MAX), [(vec![0, 1, 2, 3, 4], 2192, vec![])]);
+            // Against an upper bound, a step must leave room for what g must still move.
+            let rest = rest_bound(p, &RestFloor::default(), &set(&g, &[0, 1, 2, 3, 4])).0;
+            assert_eq!(rest, 1024);
+            assert!(steps(2192 + rest).is_empty());
+            assert_eq!(steps(2193 + rest).len(), 1);
+            // Stopped: no answer.
+            let stop = std::sync::atomic::AtomicBool::new(true);
+            let stopped = Budget::new(1).unwrap().with_stop(&stop);
+            let none = join(
+                p,
+                &net,
+                &best,
+                f,
+                (u64::MAX, &stopped),
+                &RestFloor::default(),
+                64,
+            );
+            assert!(none.unwrap().is_none());
+        });
+    }
+}

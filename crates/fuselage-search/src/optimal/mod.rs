@@ -158,6 +158,8 @@ mod net;
 mod objectives;
 mod orders;
 mod regions;
+#[cfg(test)]
+mod testing;
 
 pub use joins::bottleneck_nodes;
 pub use orders::{depth_first_order, order_of_plan};
@@ -456,5 +458,113 @@ impl Optimal {
             front: Vec::new(),
             lower_bound,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::testing::{chain, groups, layers, plan, two_branches, with_problem};
+    use super::*;
+    use fuselage_cost::{CostKind, Objective};
+    use std::sync::atomic::AtomicBool;
+
+    fn run(o: &Optimal, p: &Problem<'_>) -> SearchResult {
+        o.run(p, &Budget::new(1).unwrap(), 0).unwrap()
+    }
+
+    #[test]
+    fn a_run_over_independent_regions_proves_its_plan_optimal() {
+        // Under 1 KiB the layers cut into five regions (see regions.rs); the plan fuses
+        // each Relu with its Sigmoid and leaves the convs and the head alone.
+        let g = layers();
+        with_problem(&g, CostKind::Lbdf, 1024, |p| {
+            let r = run(&Optimal::default(), p);
+            assert_eq!(
+                groups(&r.plan),
+                [vec![0, 1], vec![2], vec![3, 4], vec![5], vec![6]]
+            );
+            assert_eq!(r.score.dram_bytes, 14880);
+            assert_eq!(
+                (r.stop, r.lower_bound),
+                (StopReason::Exhausted, Some(14880))
+            );
+            assert_eq!(r.history.last(), Some(&14880));
+        });
+    }
+
+    #[test]
+    fn a_run_returns_the_better_of_the_two_families() {
+        // At 128 bytes the best plan fuses each branch (2,304 bytes); every node alone
+        // moves 3,328. Groups of one leave it to the orders, segments of one to the
+        // down-sets; with both at one, every node stays alone.
+        let g = two_branches();
+        with_problem(&g, CostKind::Lbdf, 128, |p| {
+            for (max_group, max_segment, dram) in
+                [(64, 160, 2304), (1, 2, 2304), (2, 1, 2304), (1, 1, 3328)]
+            {
+                let o = Optimal {
+                    max_group,
+                    max_segment,
+                    ..Optimal::default()
+                };
+                let r = run(&o, p);
+                assert_eq!(r.score.dram_bytes, dram, "{max_group}, {max_segment}");
+                assert_eq!(r.lower_bound, Some(u128::from(dram)));
+            }
+        });
+    }
+
+    #[test]
+    fn the_candidates_take_the_random_and_the_given_orders() {
+        let g = two_branches();
+        let given = order_of_plan(&g, &plan(&g, &[&[0], &[1, 3], &[2, 4], &[5]]));
+        let three = Optimal {
+            random_orders: 0,
+            ..Optimal::default()
+        };
+        assert_eq!(three.candidate_orders(&g, 0).len(), 3);
+        let four = three.with_orders([given.clone()]).candidate_orders(&g, 0);
+        assert_eq!(four.len(), 4);
+        assert_eq!(four.last(), Some(&given));
+        // Random orders between the structured ones and the given one, from the seed.
+        let o = Optimal::default().with_orders([given.clone()]);
+        let orders = o.candidate_orders(&g, 5);
+        assert_eq!(orders.last(), Some(&given));
+        assert_eq!(orders, o.candidate_orders(&g, 5));
+        assert!(orders.len() > 4);
+    }
+
+    #[test]
+    fn a_stopped_run_returns_every_node_alone_and_a_floor() {
+        let g = layers();
+        with_problem(&g, CostKind::Lbdf, 1024, |p| {
+            let stop = AtomicBool::new(true);
+            let budget = Budget::new(1).unwrap().with_stop(&stop);
+            let r = Optimal::default().run(p, &budget, 0).unwrap();
+            assert_eq!(r.plan, Plan::singletons(&g));
+            assert_eq!(r.stop, StopReason::Interrupted);
+            let floor = r.lower_bound.unwrap();
+            assert!(floor <= 14880 && floor < r.score.cost, "{floor}");
+        });
+    }
+
+    #[test]
+    fn the_edp_bound_is_the_latency_optimum_times_the_energy_optimum() {
+        let g = chain(4);
+        with_problem(&g, CostKind::Lbdf, 1 << 16, |p| {
+            let o = Optimal::default();
+            let latency = run(&o, &p.sibling(Objective::Latency)).score.latency_cycles;
+            let energy = run(&o, &p.sibling(Objective::Energy)).score.energy_fj;
+            let edp = p.sibling(Objective::Edp);
+            let budget = Budget::new(1).unwrap();
+            assert_eq!(
+                o.edp_bound(&edp, &budget, 0).unwrap(),
+                Some(u128::from(latency) * u128::from(energy))
+            );
+            // The fused chain is both fastest and most frugal: its EDP is the bound.
+            let r = run(&o, &edp);
+            assert_eq!(groups(&r.plan), [vec![0, 1, 2, 3]]);
+            assert_eq!(Some(r.score.cost), o.edp_bound(&edp, &budget, 0).unwrap());
+        });
     }
 }

@@ -89,3 +89,76 @@ impl Net {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::{diamond, ids, set};
+    use super::*;
+
+    /// Every generation `net` grows from `d` up to `limit` nodes, growing the sets `grow`
+    /// allows.
+    fn generations(
+        net: &Net,
+        d: &NodeSet,
+        limit: usize,
+        grow: impl Fn(&NodeSet) -> bool,
+    ) -> Vec<Vec<Vec<u32>>> {
+        let mut out = Vec::new();
+        net.grow(d, limit, |level| {
+            out.push(level.iter().map(ids).collect());
+            Ok(level.iter().map(&grow).collect())
+        })
+        .unwrap();
+        out
+    }
+
+    #[test]
+    fn a_diamond_grows_its_connected_down_closed_sets_once_each() {
+        // a (0) feeds b (1) and c (2), d (3) reads both: adding d to {a, b} brings c, its
+        // uncovered producer, along; {a, b, c} is reached from {a, b} and {a, c} but made once.
+        let g = diamond();
+        let net = Net::of(&g, []);
+        let none = NodeSet::new(g.len());
+        assert_eq!(
+            generations(&net, &none, 64, |_| true),
+            [
+                vec![vec![0]],
+                vec![vec![0, 1], vec![0, 2]],
+                vec![vec![0, 1, 2], vec![0, 1, 2, 3]],
+            ]
+        );
+        // At most two nodes; and nothing grows from a set that may not.
+        assert_eq!(
+            generations(&net, &none, 2, |_| true),
+            [vec![vec![0]], vec![vec![0, 1], vec![0, 2]]]
+        );
+        assert_eq!(
+            generations(&net, &none, 64, |e| e.len() < 2),
+            [vec![vec![0]], vec![vec![0, 1], vec![0, 2]]]
+        );
+        // From {a, b}: c, and c with d.
+        assert_eq!(
+            generations(&net, &set(&g, &[0, 1]), 64, |_| true),
+            [vec![vec![2]], vec![vec![2, 3]]]
+        );
+    }
+
+    #[test]
+    fn no_set_crosses_a_bottleneck_with_a_producer_outside() {
+        // With d a bottleneck, no set holds it before b and c are covered; then d alone.
+        let g = diamond();
+        let net = Net::of(&g, [NodeId(3)]);
+        assert_eq!(
+            generations(&net, &NodeSet::new(g.len()), 64, |_| true),
+            [
+                vec![vec![0]],
+                vec![vec![0, 1], vec![0, 2]],
+                vec![vec![0, 1, 2]]
+            ]
+        );
+        assert_eq!(
+            generations(&net, &set(&g, &[0, 1, 2]), 64, |_| true),
+            [vec![vec![3]]]
+        );
+    }
+}

@@ -181,3 +181,148 @@ fn segment_cost(p: &Problem<'_>, segment: &NodeSet) -> Result<Segment> {
     }
     Ok(Segment::Fits(total))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::{chain, groups, layers, plan, set, two_branches, with_problem};
+    use super::*;
+    use fuselage_cost::CostKind;
+    use std::sync::atomic::AtomicBool;
+
+    fn numbers(order: &[NodeId]) -> Vec<u32> {
+        order.iter().map(|v| v.0).collect()
+    }
+
+    const LONG: OrderProgramme = OrderProgramme {
+        max_segment: 160,
+        patience: 48,
+    };
+
+    #[test]
+    fn depth_first_orders_finish_one_branch_before_the_next() {
+        // The file interleaves the branches (a, b1, c1, b2, c2, d).
+        let g = two_branches();
+        assert_eq!(numbers(&depth_first_order(&g, false)), [0, 1, 3, 2, 4, 5]);
+        assert_eq!(numbers(&depth_first_order(&g, true)), [0, 2, 4, 1, 3, 5]);
+    }
+
+    #[test]
+    fn the_order_of_a_plan_keeps_each_group_together() {
+        let g = two_branches();
+        // Groups listed out of order: after {a}, the smallest ready group ({c1, c2}) first.
+        let branches = plan(&g, &[&[2, 4], &[1, 3], &[0], &[5]]);
+        assert_eq!(numbers(&order_of_plan(&g, &branches)), [0, 2, 4, 1, 3, 5]);
+        // {a, d} with either branch is a cycle of groups: no order.
+        let cyclic = plan(&g, &[&[0, 5], &[1, 3], &[2, 4]]);
+        assert!(order_of_plan(&g, &cyclic).is_empty());
+    }
+
+    #[test]
+    fn the_candidates_are_the_file_order_two_depth_first_ones_then_the_extra() {
+        let g = two_branches();
+        let numbered = |extra: &[Vec<NodeId>]| -> Vec<Vec<u32>> {
+            candidate_orders(&g, 0, 0, extra)
+                .iter()
+                .map(|o| numbers(o))
+                .collect()
+        };
+        let structured = vec![
+            vec![0, 1, 2, 3, 4, 5],
+            vec![0, 1, 3, 2, 4, 5],
+            vec![0, 2, 4, 1, 3, 5],
+        ];
+        assert_eq!(numbered(&[]), structured);
+        // An extra order equal to the last one goes; one equal to an earlier one stays.
+        let c_first = order_of_plan(&g, &plan(&g, &[&[0], &[2, 4], &[1, 3], &[5]]));
+        assert_eq!(numbered(&[c_first]), structured);
+        let b_first = order_of_plan(&g, &plan(&g, &[&[0], &[1, 3], &[2, 4], &[5]]));
+        let mut four = structured.clone();
+        four.push(vec![0, 1, 3, 2, 4, 5]);
+        assert_eq!(numbered(&[b_first]), four);
+        // A chain has one topological order: the random ones repeat it and go.
+        assert_eq!(candidate_orders(&chain(4), 7, 3, &[]).len(), 1);
+    }
+
+    #[test]
+    fn a_segment_costs_its_components_or_says_why_not() {
+        // Under 1 KiB a conv's 2,320 bytes of weights never fit: alone it is an unfusable
+        // node (1,024 in, 1,024 out and its weights), with anything else a dead end.
+        let g = layers();
+        with_problem(&g, CostKind::Lbdf, 1024, |p| {
+            let cost = |ids: &[u32]| segment_cost(p, &set(&g, ids)).unwrap();
+            assert!(matches!(cost(&[0, 1]), Segment::Fits(2048)));
+            assert!(matches!(cost(&[2]), Segment::Fits(4368)));
+            // Two components, each admissible: their sum.
+            assert!(matches!(cost(&[0, 2]), Segment::Fits(6416)));
+            assert!(matches!(
+                cost(&[1, 2]),
+                Segment::Inadmissible { dead: true }
+            ));
+        });
+    }
+
+    #[test]
+    fn the_order_programme_fuses_a_chain_and_counts_its_segments() {
+        // Four Relus fit together: one group moving 256 bytes in and 256 out, found after
+        // 4 + 3 + 2 + 1 segments. With segments of two, 2 + 2 + 2 + 1 segments and two
+        // groups, the tensor between them written and read.
+        let g = chain(4);
+        let order: Vec<NodeId> = g.node_ids().collect();
+        with_problem(&g, CostKind::Lbdf, 1 << 16, |p| {
+            let (plan, cost, costed, finished) = LONG.run(p, &order, None).unwrap();
+            assert_eq!(
+                (groups(&plan), cost, costed, finished),
+                (vec![vec![0, 1, 2, 3]], 512, 10, true)
+            );
+            let short = OrderProgramme {
+                max_segment: 2,
+                ..LONG
+            };
+            let (plan, cost, costed, _) = short.run(p, &order, None).unwrap();
+            assert_eq!(
+                (groups(&plan), cost, costed),
+                (vec![vec![0, 1], vec![2, 3]], 1024, 7)
+            );
+        });
+    }
+
+    #[test]
+    fn a_segment_of_another_branch_splits_into_components() {
+        // At 128 bytes the best plan fuses each branch: 512 for a, for each branch, and 768
+        // for d (two reads, one write). In the depth-first order a segment of two holds a
+        // branch; in the file's order it holds one node of each branch (two components) or
+        // a with b1 (768: a is also written for c1), then singletons.
+        let g = two_branches();
+        with_problem(&g, CostKind::Lbdf, 128, |p| {
+            let short = OrderProgramme {
+                max_segment: 2,
+                ..LONG
+            };
+            let (plan, cost, _, _) = short.run(p, &depth_first_order(&g, false), None).unwrap();
+            assert_eq!(groups(&plan), [vec![0], vec![1, 3], vec![2, 4], vec![5]]);
+            assert_eq!(cost, 2304);
+            let file: Vec<NodeId> = g.node_ids().collect();
+            let (plan, cost, _, _) = short.run(p, &file, None).unwrap();
+            assert_eq!(
+                groups(&plan),
+                [vec![0, 1], vec![2], vec![4], vec![3], vec![5]]
+            );
+            assert_eq!(cost, 768 + 3 * 512 + 768);
+            // A segment of four holds both branches as two components.
+            assert_eq!(LONG.run(p, &file, None).unwrap().1, 2304);
+        });
+    }
+
+    #[test]
+    fn an_order_programme_stopped_at_once_returns_singletons_unfinished() {
+        let g = chain(4);
+        let order: Vec<NodeId> = g.node_ids().collect();
+        let stop = AtomicBool::new(true);
+        let budget = Budget::new(1).unwrap().with_stop(&stop);
+        with_problem(&g, CostKind::Lbdf, 1 << 16, |p| {
+            let (plan, cost, costed, finished) = LONG.run(p, &order, Some(&budget)).unwrap();
+            assert_eq!(plan, Plan::singletons(&g));
+            assert_eq!((cost, costed, finished), (u64::MAX, 0, false));
+        });
+    }
+}

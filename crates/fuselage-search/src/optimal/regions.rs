@@ -326,3 +326,145 @@ pub fn independent_regions(p: &Problem<'_>, max_group: usize) -> Result<Vec<Node
     }
     Ok(regions)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::{chain, groups, layers, plan, set, with_problem};
+    use super::*;
+    use fuselage_cost::CostKind;
+    use std::sync::atomic::AtomicBool;
+
+    const ORDERS: OrderProgramme = OrderProgramme {
+        max_segment: 160,
+        patience: 48,
+    };
+    const DOWNSETS: DownsetProgramme = DownsetProgramme {
+        max_group: 64,
+        join_bottlenecks: true,
+    };
+
+    fn numbered(regions: &[NodeSet]) -> Vec<Vec<u32>> {
+        regions
+            .iter()
+            .map(|r| r.iter().map(|v| v.0).collect())
+            .collect()
+    }
+
+    /// The best plan of `layers` under 1 KiB: each Relu with its Sigmoid (1,024 bytes in and
+    /// out), each conv alone (its weights too), the head alone.
+    const BEST: [&[u32]; 5] = [&[0, 1], &[2], &[3, 4], &[5], &[6]];
+    const OPTIMUM: u64 = 2048 + 4368 + 2048 + 4368 + 2048;
+
+    #[test]
+    fn a_chain_is_one_region_unless_no_group_holds_an_edge() {
+        let g = chain(4);
+        with_problem(&g, CostKind::Lbdf, 1 << 16, |p| {
+            assert_eq!(
+                numbered(&independent_regions(p, 64).unwrap()),
+                [[0, 1, 2, 3]]
+            );
+            // Groups of one node hold no edge: a cut before every node.
+            assert_eq!(
+                numbered(&independent_regions(p, 1).unwrap()),
+                [[0], [1], [2], [3]]
+            );
+        });
+    }
+
+    #[test]
+    fn convs_that_fit_with_nothing_cut_the_layers() {
+        // Under 1 KiB neither conv shares a group (2,320 bytes of weights): cuts before and
+        // after each. At 64 KiB any edge fits: one region.
+        let g = layers();
+        with_problem(&g, CostKind::Lbdf, 1024, |p| {
+            assert_eq!(
+                numbered(&independent_regions(p, 64).unwrap()),
+                [vec![0, 1], vec![2], vec![3, 4], vec![5], vec![6]]
+            );
+        });
+        with_problem(&g, CostKind::Lbdf, 1 << 16, |p| {
+            assert_eq!(independent_regions(p, 64).unwrap().len(), 1);
+        });
+    }
+
+    #[test]
+    fn the_second_layer_is_the_first_shifted() {
+        let g = layers();
+        with_problem(&g, CostKind::Lbdf, 1024, |p| {
+            let floor = RestFloor::of(p, 64).unwrap();
+            let shift = |a: &[u32], b: &[u32]| shift_between(p, &floor, &set(&g, a), &set(&g, b));
+            assert_eq!(shift(&[0, 1], &[3, 4]), Some(3));
+            assert_eq!(shift(&[3, 4], &[0, 1]), Some(-3));
+            assert_eq!(shift(&[2], &[5]), Some(3));
+            // Other ops, other sizes, or a graph output (the head) where there was none.
+            assert_eq!(shift(&[0, 1], &[1, 2]), None);
+            assert_eq!(shift(&[0, 1], &[2]), None);
+            assert_eq!(shift(&[4], &[6]), None);
+            assert_eq!(shift(&[3], &[6]), None);
+            assert_eq!(groups(&shifted(&plan(&g, &[&[0, 1]]), 3)), [vec![3, 4]]);
+        });
+    }
+
+    #[test]
+    fn planned_region_by_region_the_layers_reach_the_whole_graph_optimum() {
+        let g = layers();
+        with_problem(&g, CostKind::Lbdf, 1024, |p| {
+            let regions = independent_regions(p, 64).unwrap();
+            let budget = Budget::new(1).unwrap();
+            assert_eq!(DOWNSETS.best(p).unwrap().1, OPTIMUM);
+            let orders = vec![g.node_ids().collect::<Vec<NodeId>>()];
+            let (best_order, value, _, _) = ORDERS.run(p, &orders[0], None).unwrap();
+            assert_eq!(value, OPTIMUM);
+            let plan_below = |orders: &[Vec<NodeId>], upper_plan: &Plan, upper: u64| {
+                plan_regions(
+                    p,
+                    &budget,
+                    orders,
+                    &regions,
+                    (upper_plan, upper),
+                    ORDERS,
+                    DOWNSETS,
+                )
+                .unwrap()
+            };
+            // Nothing of the family below the optimum.
+            assert!(matches!(
+                plan_below(&orders, &best_order, OPTIMUM),
+                FirstFamily::NoneBelow(_)
+            ));
+            // Just above it, each region first bounded by its own optimum finds nothing
+            // below that, and runs again with the slack.
+            let FirstFamily::Found(found, _) = plan_below(&orders, &best_order, OPTIMUM + 1) else {
+                panic!("the optimum is below the bound");
+            };
+            assert_eq!(groups(&found), groups(&plan(&g, &BEST)));
+            // Bounded by every node alone (and no order), the first layer's Relu and Sigmoid
+            // fuse, and the second layer takes that plan shifted.
+            let alone = Plan::singletons(&g);
+            let worth = p.score(&alone).unwrap().dram_bytes;
+            let FirstFamily::Found(found, _) = plan_below(&[], &alone, worth) else {
+                panic!("the optimum is below every node alone");
+            };
+            assert_eq!(groups(&found), groups(&plan(&g, &BEST)));
+        });
+    }
+
+    #[test]
+    fn regions_stopped_at_once_prove_a_floor_below_the_optimum() {
+        let g = layers();
+        with_problem(&g, CostKind::Lbdf, 1024, |p| {
+            let regions = independent_regions(p, 64).unwrap();
+            let stop = AtomicBool::new(true);
+            let budget = Budget::new(1).unwrap().with_stop(&stop);
+            let alone = Plan::singletons(&g);
+            let worth = p.score(&alone).unwrap().dram_bytes;
+            let FirstFamily::GaveUp(floor) =
+                plan_regions(p, &budget, &[], &regions, (&alone, worth), ORDERS, DOWNSETS).unwrap()
+            else {
+                panic!("stopped");
+            };
+            // The compulsory traffic at least: 1,024 in, 1,024 out, both convs' weights.
+            assert!((2048 + 2 * 2320..=OPTIMUM).contains(&floor), "{floor}");
+        });
+    }
+}
