@@ -146,6 +146,11 @@
 //! product of the two optima is a proven lower bound (no plan is faster than the first or
 //! cheaper than the second), which [`Optimal::edp_bound`] gives.
 //!
+//! **Files.** `orders.rs` holds family 2 (the candidate orders and their programme);
+//! `downsets.rs` family 1, whose connected steps `net.rs` grows; `joins.rs` the bottlenecks
+//! and their joins; `regions.rs` the independent regions and the repeated ones; `objectives.rs`
+//! EDP; `common.rs` the rest bound they share. Each piece's unit tests stand beside it.
+//!
 //! Complexity: family 1 costs O(states · connected extensions that cross no bottleneck) plus,
 //! per bottleneck, O(tails + heads + the tails walked) cost-model calls, family 2
 //! O(orders · n · max_segment); both go through the problem's (cached) model. A segment whose
