@@ -23,6 +23,21 @@ pub enum PipelineError {
         /// Why not.
         why: String,
     },
+    /// The accelerator given to a [`Planner`](crate::Planner) and its cost model disagree on
+    /// the buffer or the element sizes.
+    #[error(
+        "the accelerator `{hardware}` has {} but the cost model `{model}` was built for {}: give the model the accelerator's configuration (Planner::on does)",
+        describe(&configs.0),
+        describe(&configs.1)
+    )]
+    HardwareMismatch {
+        /// The accelerator's name.
+        hardware: String,
+        /// The cost model's name.
+        model: String,
+        /// The accelerator's configuration and the model's.
+        configs: Box<(fuselage_cost::CostConfig, fuselage_cost::CostConfig)>,
+    },
     /// A buffer sweep that cannot run as asked (an empty range, split buffers).
     #[error("sweep: {0}")]
     Sweep(String),
@@ -30,3 +45,19 @@ pub enum PipelineError {
 
 /// The pipeline's result type.
 pub type Result<T> = std::result::Result<T, PipelineError>;
+
+/// A configuration in words: its buffer and element sizes.
+fn describe(c: &fuselage_cost::CostConfig) -> String {
+    let buffer = match c.buffer() {
+        fuselage_cost::OnChipBuffer::Unified { bytes } => format!("β = {bytes} bytes"),
+        fuselage_cost::OnChipBuffer::Split {
+            weight_bytes,
+            activation_bytes,
+        } => format!("β_w = {weight_bytes}, β_a = {activation_bytes} bytes"),
+    };
+    format!(
+        "{buffer} (weights {} B, activations {} B per element)",
+        c.weight_element_bytes(),
+        c.activation_element_bytes()
+    )
+}

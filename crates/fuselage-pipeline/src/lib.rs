@@ -330,7 +330,10 @@ impl<'a> Planner<'a> {
         Planner::new(graph, kind, hw.config).hardware(hw)
     }
 
-    /// Counts latency and energy on `hw` (the cost model should be at `hw.config`).
+    /// Counts latency and energy on `hw`. Its configuration (buffer and element sizes) must be
+    /// the cost model's: [`run`](Self::run) refuses a mismatch with
+    /// [`PipelineError::HardwareMismatch`] rather than plan with two β. [`Planner::on`]
+    /// builds the model at the accelerator's configuration.
     pub fn hardware(mut self, hw: Accelerator) -> Self {
         self.hardware = Some(hw);
         self
@@ -487,6 +490,16 @@ impl<'a> Planner<'a> {
     pub fn run(self) -> Result<Outcome> {
         let g = self.graph;
         let model = &self.model;
+        // One β: the accelerator's buffer and element sizes are the model's.
+        if let Some(hw) = &self.hardware
+            && hw.config != *model.config()
+        {
+            return Err(PipelineError::HardwareMismatch {
+                hardware: hw.name.clone(),
+                model: model.name().to_string(),
+                configs: Box::new((hw.config, *model.config())),
+            });
+        }
         let explainer_name;
         let splitter: Box<dyn Splitter + 'a> = match self.explainer {
             None => {

@@ -1,0 +1,41 @@
+//! The Planner's one β: an accelerator and a cost model that disagree are refused.
+
+use fuselage_cost::{Accelerator, CostConfig, CostKind};
+use fuselage_pipeline::{PipelineError, Planner, Reference};
+
+/// A model at 128 KiB with an accelerator of 256 KiB (or of other element sizes) is one clear
+/// error naming both; the same accelerator through `Planner::on` plans.
+#[test]
+fn hardware_and_model_must_agree_on_beta() {
+    let g = fuselage_zoo::build("resnet18").unwrap();
+    let model = CostConfig::kib(128).unwrap();
+    let hw = Accelerator::beta_only(CostConfig::kib(256).unwrap());
+    let e = Planner::new(&g, CostKind::Lbdf, model)
+        .hardware(hw.clone())
+        .budget(10)
+        .reference(Reference::Off)
+        .run()
+        .unwrap_err();
+    assert!(matches!(e, PipelineError::HardwareMismatch { .. }), "{e:?}");
+    assert_eq!(
+        e.to_string(),
+        "the accelerator `beta-only` has β = 262144 bytes (weights 1 B, activations 1 B per element) \
+         but the cost model `lbdf` was built for β = 131072 bytes (weights 1 B, activations 1 B \
+         per element): give the model the accelerator's configuration (Planner::on does)"
+    );
+    // Same β, other element sizes: refused too.
+    let wide = Accelerator::beta_only(model.with_element_sizes(1, 2).unwrap());
+    let e = Planner::new(&g, CostKind::Lbdf, model)
+        .hardware(wide)
+        .budget(10)
+        .run()
+        .unwrap_err();
+    assert!(e.to_string().contains("activations 2 B"), "{e}");
+    // Built from the accelerator, they agree.
+    let out = Planner::on(&g, CostKind::Lbdf, hw)
+        .budget(10)
+        .reference(Reference::Off)
+        .run()
+        .unwrap();
+    assert_eq!(out.plan_file.buffer_bytes, 256 << 10);
+}
