@@ -1,12 +1,12 @@
 //! Arguments several subcommands share: the model, the cost model's settings, a group.
 
 use crate::registry::{Choice, Registry};
-pub use crate::units::human_size;
 use anyhow::{Context, bail};
 use clap::Args;
 use fuselage::cost::{
     Accelerator, CostConfig, CostFamily, CostKind, CostModel, PlanFile, evaluate_plan,
 };
+pub use fuselage::ir::human_size;
 use fuselage::ir::{Graph, NodeSet};
 use std::sync::Arc;
 

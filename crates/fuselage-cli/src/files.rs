@@ -16,9 +16,9 @@
 //! so that no output is ever partial. `-` is standard output, and only where a user writes it:
 //! the command's own summary then goes to standard error.
 
-use crate::units::human_size;
 use anyhow::{Context, anyhow, bail};
 use fuselage::cost::{Accelerator, CostError, PlanFile};
+use fuselage::ir::human_size;
 use std::fs::{File, Metadata, OpenOptions};
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};

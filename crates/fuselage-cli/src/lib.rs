@@ -57,7 +57,6 @@ mod report;
 #[cfg(feature = "learned")]
 mod reproduce;
 mod sweep;
-mod units;
 
 pub use registry::Registry;
 

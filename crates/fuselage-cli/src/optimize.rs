@@ -7,10 +7,10 @@
 use crate::common::{CostArgs, ModelArgs, describe_config, kib, mb};
 use crate::files::{Files, shown, write};
 use crate::registry::{Choice, Registry};
-use crate::units::human_size;
 use anyhow::{Context, bail};
 use clap::Args;
-use fuselage::cost::{Cached, CostModel, Objective, PlanFile};
+use fuselage::cost::{Accelerator, Cached, CostModel, Objective, PlanFile};
+use fuselage::ir::human_size;
 use fuselage::pipeline::{Outcome, Planner, Reference};
 use fuselage::search::StopReason;
 use fuselage::split::SplitterKind;
@@ -212,6 +212,54 @@ pub(crate) fn seconds(s: &str) -> Result<f64, String> {
 }
 
 pub fn run(a: OptimizeCmd, registry: &Registry) -> anyhow::Result<()> {
+    let (explainer, search, wants_front) = check(&a, registry)?;
+    let g = a.model.load()?;
+    let cost = a.cost.resolve(registry)?;
+    let model: std::sync::Arc<dyn CostModel> = std::sync::Arc::new(Cached::new(cost.model));
+    let hw = cost.hw.clone();
+    let explainers = fuselage::Explainers::default();
+
+    let bar = progress_bar(&a, &g);
+    let progress = |done: u64, _total: u64| bar.set_position(done);
+    let label = format!("{} on {}", a.search, fuselage::ir::escape(g.name()));
+    let on_phase = |p: fuselage::pipeline::Phase| {
+        bar.set_message(format!("{label}: {}", p.describe()));
+    };
+    let mut planner = Planner::with_model(&g, model)
+        .explainers(&explainers)
+        .progress(&progress)
+        .on_phase(&on_phase)
+        .hardware(hw.clone());
+    if let Some(kind) = cost.kind {
+        planner = planner.cost_kind(kind);
+    }
+    let planner = configure(planner, &a, registry, search, explainer.as_deref())?;
+    crate::SEARCHING.store(true, std::sync::atomic::Ordering::SeqCst);
+    let out = planner.run();
+    crate::SEARCHING.store(false, std::sync::atomic::Ordering::SeqCst);
+    let out: Outcome = out?;
+    bar.finish_and_clear();
+    out.report
+        .check()
+        .context("the search returned a plan that does not fit (a bug)")?;
+
+    write_outputs(&a, &g, &hw, &out)?;
+    print_summary(&a, &g, &hw, &out, wants_front)?;
+    outln!("wrote {}", shown(&a.out))?;
+    if out.result.stop == StopReason::Interrupted {
+        // The plan written is the best so far, whole; the program still says it was cut short.
+        return Err(crate::Interrupted.into());
+    }
+    Ok(())
+}
+
+/// Refuses, before any work, an output that cannot be written (or is an input or another
+/// output) and flags that do not go together; the explainer named, the search, and whether
+/// a (latency, energy) front is wanted.
+fn check<'r>(
+    a: &OptimizeCmd,
+    registry: &'r Registry,
+) -> anyhow::Result<(Option<String>, SearchChoice<'r>, bool)> {
     // Refuse an output that cannot be written, is not a regular file, or is an input or
     // another output, before any work, not after the search.
     Files::new()
@@ -237,12 +285,14 @@ pub fn run(a: OptimizeCmd, registry: &Registry) -> anyhow::Result<()> {
             kind
         );
     }
-    let g = a.model.load()?;
-    let cost = a.cost.resolve(registry)?;
-    let model: std::sync::Arc<dyn CostModel> = std::sync::Arc::new(Cached::new(cost.model));
-    let hw = cost.hw.clone();
-    let explainers = fuselage::Explainers::default();
+    Ok((explainer, search, wants_front))
+}
 
+/// The search the command line named: a built-in kind or a registered one.
+type SearchChoice<'r> = Choice<'r, fuselage::search::SearchKind, crate::registry::SearchFactory>;
+
+/// The progress bar (hidden with `--quiet`).
+fn progress_bar(a: &OptimizeCmd, g: &fuselage::ir::Graph) -> ProgressBar {
     let bar = if a.quiet {
         ProgressBar::hidden()
     } else {
@@ -260,31 +310,29 @@ pub fn run(a: OptimizeCmd, registry: &Registry) -> anyhow::Result<()> {
         a.search,
         fuselage::ir::escape(g.name())
     ));
-    let progress = |done: u64, _total: u64| bar.set_position(done);
-    let label = format!("{} on {}", a.search, fuselage::ir::escape(g.name()));
-    let on_phase = |p: fuselage::pipeline::Phase| {
-        bar.set_message(format!("{label}: {}", p.describe()));
-    };
+    bar
+}
 
-    let mut planner = Planner::with_model(&g, model)
-        .explainers(&explainers)
+/// The planner's settings from the command line: budget, seeds, search, explainer, limits.
+fn configure<'a>(
+    planner: Planner<'a>,
+    a: &OptimizeCmd,
+    registry: &Registry,
+    search: SearchChoice<'_>,
+    explainer: Option<&str>,
+) -> anyhow::Result<Planner<'a>> {
+    let mut planner = planner
         .budget(a.budget)
         .seed(a.seed)
         .explainer_seed(a.explainer_seed)
         .max_branch(a.max_branch)
-        .progress(&progress)
-        .on_phase(&on_phase)
         .stop(&crate::STOP)
-        .hardware(hw.clone())
         .objective(a.objective)
         .reference(if a.no_reference {
             Reference::Off
         } else {
             Reference::Within(Duration::from_secs_f64(a.reference_limit))
         });
-    if let Some(kind) = cost.kind {
-        planner = planner.cost_kind(kind);
-    }
     planner = match search {
         Choice::Kind(kind) => planner.search(kind),
         Choice::Custom(entry) => planner.search_with((entry.make)()),
@@ -304,16 +352,17 @@ pub fn run(a: OptimizeCmd, registry: &Registry) -> anyhow::Result<()> {
     if a.pareto.is_some() {
         planner = planner.pareto();
     }
-    crate::SEARCHING.store(true, std::sync::atomic::Ordering::SeqCst);
-    let out = planner.run();
-    crate::SEARCHING.store(false, std::sync::atomic::Ordering::SeqCst);
-    let out: Outcome = out?;
-    bar.finish_and_clear();
-    out.report
-        .check()
-        .context("the search returned a plan that does not fit (a bug)")?;
-    let (result, split, report) = (&out.result, &out.split, &out.report);
+    Ok(planner)
+}
 
+/// The plan file (`--out`), and the DOT (`--dot`) and front (`--front-svg`) drawings.
+fn write_outputs(
+    a: &OptimizeCmd,
+    g: &fuselage::ir::Graph,
+    hw: &Accelerator,
+    out: &Outcome,
+) -> anyhow::Result<()> {
+    let (result, split) = (&out.result, &out.split);
     let file = OptimizeFile {
         plan: out.plan_file.clone(),
         search: out.names.search.clone(),
@@ -367,6 +416,19 @@ pub fn run(a: OptimizeCmd, registry: &Registry) -> anyhow::Result<()> {
         write("--front-svg", svg, plot.to_svg()?)?;
     }
 
+    Ok(())
+}
+
+/// The summary: the setting, the plan's figures, the split statistics, and the gaps to the
+/// lower bound and to the reference optimum.
+fn print_summary(
+    a: &OptimizeCmd,
+    g: &fuselage::ir::Graph,
+    hw: &Accelerator,
+    out: &Outcome,
+    wants_front: bool,
+) -> anyhow::Result<()> {
+    let (result, split, report) = (&out.result, &out.split, &out.report);
     let cfg = out.config;
     // The exact optimiser never repairs a group: no splitter takes part in its run.
     let exact = out.names.search == "optimal";
@@ -453,6 +515,24 @@ pub fn run(a: OptimizeCmd, registry: &Registry) -> anyhow::Result<()> {
         "gap to lower bound",
         gap(report.dram_bytes, out.lower_bound)
     )?;
+    print_reference(out)?;
+    let stop = serde_json::to_value(result.stop)?;
+    outln!("{:<26}{:>14}", "stop", stop.as_str().unwrap_or("?"))?;
+    if let Some(smallest) = out.nothing_fuses {
+        outln!(
+            "note: nothing fuses at {}: the smallest op needs {}, so the plan is layer by layer \
+             (each op its own group) and no search ran",
+            human_size(out.config.buffer_bytes()),
+            human_size(smallest)
+        )?;
+    }
+    Ok(())
+}
+
+/// The objective's bound and the reference optimum, proven or the best within its limit,
+/// with the gaps to them.
+fn print_reference(out: &Outcome) -> anyhow::Result<()> {
+    let (result, report) = (&out.result, &out.report);
     let dram = out.objective == Objective::Dram;
     if !dram {
         outln!(
@@ -543,21 +623,6 @@ pub fn run(a: OptimizeCmd, registry: &Registry) -> anyhow::Result<()> {
             }
         }
         None => outln!("{:<26}{:>14}", "optimal (MB)", "not computed")?,
-    }
-    let stop = serde_json::to_value(result.stop)?;
-    outln!("{:<26}{:>14}", "stop", stop.as_str().unwrap_or("?"))?;
-    if let Some(smallest) = out.nothing_fuses {
-        outln!(
-            "note: nothing fuses at {}: the smallest op needs {}, so the plan is layer by layer \
-             (each op its own group) and no search ran",
-            human_size(out.config.buffer_bytes()),
-            human_size(smallest)
-        )?;
-    }
-    outln!("wrote {}", shown(&a.out))?;
-    if result.stop == StopReason::Interrupted {
-        // The plan written is the best so far, whole; the program still says it was cut short.
-        return Err(crate::Interrupted.into());
     }
     Ok(())
 }

@@ -57,7 +57,7 @@ pub use plan::Plan;
 pub use plan_graph::{GroupId, PlanGraph};
 pub use rows::{POINTWISE, RowInput, RowRead};
 pub use shape::TensorShape;
-pub use text::{escape, is_unprintable};
+pub use text::{escape, human_size, is_unprintable};
 
 #[doc(hidden)]
 pub use serde as __serde;

@@ -1,4 +1,6 @@
-//! [`escape`]: names from files made safe to print on a terminal or in an error.
+//! [`escape`]: names from files made safe to print on a terminal or in an error; and
+//! [`human_size`], how a size in bytes reads to a person (the program's messages, the
+//! report's words and chart labels all write sizes with it).
 //!
 //! ONNX node names, graph names and an accelerator's `name` are arbitrary strings. Printed
 //! raw, an ESC starts a terminal control sequence, a newline splits an error in two, a NUL
@@ -42,6 +44,29 @@ pub fn escape(text: &str) -> Cow<'_, str> {
         }
     }
     Cow::Owned(out)
+}
+
+/// A size as people write it: bytes below 1 KiB, else KiB, MiB or GiB, with two decimals only
+/// where the size is not a whole number of the unit.
+///
+/// ```
+/// use fuselage_ir::human_size;
+/// assert_eq!(human_size(512), "512 B");
+/// assert_eq!(human_size(128 << 10), "128 KiB");
+/// assert_eq!(human_size(3 << 19), "1.50 MiB");
+/// assert_eq!(human_size(1 << 30), "1 GiB");
+/// ```
+pub fn human_size(bytes: u64) -> String {
+    for (scale, unit) in [(1u64 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB")] {
+        if bytes >= scale {
+            return if bytes.is_multiple_of(scale) {
+                format!("{} {unit}", bytes / scale)
+            } else {
+                format!("{:.2} {unit}", bytes as f64 / scale as f64)
+            };
+        }
+    }
+    format!("{bytes} B")
 }
 
 #[cfg(test)]

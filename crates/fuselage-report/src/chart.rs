@@ -31,6 +31,8 @@
 //! Nothing here fails: an empty sweep draws its frame and says it has no steps; a sweep of one
 //! step, or of a one-byte range, is widened half an octave each way.
 
+use crate::markup;
+use fuselage_ir::human_size;
 use fuselage_pipeline::Sweep;
 use std::fmt::Write;
 
@@ -150,7 +152,7 @@ impl SweepChart {
             out,
             r#"<text class="title" x="{:.1}" y="22" text-anchor="middle" font-size="14">{}</text>"#,
             WIDTH / 2.0,
-            text(&self.title)
+            markup::text(&self.title)
         );
         let _ = writeln!(
             out,
@@ -196,7 +198,7 @@ impl SweepChart {
                     out,
                     r#"<text class="x-tick" x="{x:.1}" y="{:.1}" text-anchor="middle">{}</text>"#,
                     TOP + ph + 18.0,
-                    text(label)
+                    markup::text(label)
                 );
             }
         }
@@ -217,7 +219,7 @@ impl SweepChart {
                 r#"<text class="y-tick" x="{:.1}" y="{:.1}" text-anchor="end">{}</text>"#,
                 LEFT - 8.0,
                 y + 4.0,
-                text(label)
+                markup::text(label)
             );
         }
         frame(&mut out);
@@ -241,9 +243,9 @@ impl SweepChart {
                 r##"<circle class="breakpoint" cx="{:.1}" cy="{:.1}" r="3" fill="#36c"><title>{}</title></circle>"##,
                 xs.px(at),
                 ys.px(dram),
-                text(&format!(
+                markup::text(&format!(
                     "from {at} bytes ({}): {} → {} MB",
-                    size_label(at),
+                    human_size(at),
                     mb(below),
                     mb(dram)
                 ))
@@ -280,7 +282,7 @@ impl SweepChart {
                 out,
                 r##"<text class="beta-label" x="{lx:.1}" y="{:.1}" text-anchor="{anchor}" fill="#333">β = {}</text>"##,
                 TOP + 14.0,
-                text(&size_label(bytes))
+                markup::text(&human_size(bytes))
             );
         }
         out.push_str("</svg>\n");
@@ -316,7 +318,7 @@ impl SweepChart {
         if powers.len() >= 2 {
             let need = powers
                 .iter()
-                .map(|&e| label_px(&size_label(1 << e)))
+                .map(|&e| label_px(&human_size(1 << e)))
                 .fold(0.0, f64::max);
             let stride = [1u32, 2, 5, 10, 20, 50]
                 .into_iter()
@@ -324,7 +326,7 @@ impl SweepChart {
                 .unwrap_or(50);
             for e in powers {
                 let bytes = 1u64 << e;
-                let label = (e % stride == 0).then(|| size_label(bytes));
+                let label = (e % stride == 0).then(|| human_size(bytes));
                 if label.is_some() || octave_px >= 3.0 {
                     axis.ticks.push(Tick { bytes, label });
                 }
@@ -332,7 +334,7 @@ impl SweepChart {
         } else {
             // Too narrow a range for powers of two: its ends, and a power of two between them
             // if there is one and it leaves room.
-            let need = label_px(&size_label(lo)).max(label_px(&size_label(hi)));
+            let need = label_px(&human_size(lo)).max(label_px(&human_size(hi)));
             let mut at: Vec<u64> = vec![lo, hi];
             at.extend(powers.iter().map(|&e| 1u64 << e));
             at.sort_unstable();
@@ -345,7 +347,7 @@ impl SweepChart {
                 if clear {
                     axis.ticks.push(Tick {
                         bytes,
-                        label: Some(size_label(bytes)),
+                        label: Some(human_size(bytes)),
                     });
                 }
             }
@@ -482,39 +484,6 @@ fn mb_places(bytes: u64, places: u32) -> String {
 /// `bytes` in MB with three decimals, as the command line prints DRAM.
 fn mb(bytes: u64) -> String {
     format!("{:.3}", bytes as f64 / 1e6)
-}
-
-/// A size as people write it: `512 B`, `128 KiB`, `1 MiB`, `1.50 MiB` (two decimals only when
-/// the size is not a whole number of its unit).
-fn size_label(bytes: u64) -> String {
-    for (scale, unit) in [(1u64 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB")] {
-        if bytes >= scale {
-            return if bytes.is_multiple_of(scale) {
-                format!("{} {unit}", bytes / scale)
-            } else {
-                format!("{:.2} {unit}", bytes as f64 / scale as f64)
-            };
-        }
-    }
-    format!("{bytes} B")
-}
-
-/// `s` as SVG text: control and bidirectional characters escaped as on the terminal, then
-/// the XML specials as entities.
-fn text(s: &str) -> String {
-    let s = fuselage_ir::escape(s);
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&apos;"),
-            c => out.push(c),
-        }
-    }
-    out
 }
 
 /// Reading a chart back, for the tests here and in the report's.

@@ -40,13 +40,14 @@ use fuselage_cost::{
     Accelerator, BufferSimulator, CostFamily, CostModel, OnChipBuffer, PlanFile, evaluate_plan,
 };
 use fuselage_explain::{CostExplainer, Explainer, explain_cost};
-use fuselage_ir::{Graph, Plan};
+use fuselage_ir::{Graph, Plan, human_size};
 use fuselage_pipeline::{Planner, Reference, sweep_partial};
 use rand::SeedableRng;
 use serde_json::{Value, json};
 use std::sync::Arc;
 use std::time::Duration;
 
+mod markup;
 pub mod overview;
 
 /// What can go wrong making a report.
@@ -235,9 +236,9 @@ impl<'a> Report<'a> {
                             sweep_note = format!(
                                 "The sweep stopped at its time limit ({:.1} s): it covers {} to {}, not down to {}. `fuselage sweep` draws the whole curve.",
                                 self.sweep_limit.as_secs_f64(),
-                                size(at),
-                                size(to),
-                                size(from)
+                                human_size(at),
+                                human_size(to),
+                                human_size(from)
                             );
                         }
                         let title = format!(
@@ -315,22 +316,13 @@ impl<'a> Report<'a> {
     }
 }
 
-/// A size in KiB or MiB for the page's words.
-fn size(bytes: u64) -> String {
-    if bytes >= 1 << 20 {
-        format!("{:.2} MiB", bytes as f64 / f64::from(1 << 20))
-    } else {
-        format!("{:.1} KiB", bytes as f64 / 1024.0)
-    }
-}
-
 /// The sweep's heading and chart (with the note of a sweep cut short), or its note when it
 /// was left out; nothing without either.
 fn sweep_section(chart: Option<&str>, note: &str) -> String {
     let note = if note.is_empty() {
         String::new()
     } else {
-        format!("<p>{}</p>", escape_attr(&fuselage_ir::escape(note)))
+        format!("<p>{}</p>", markup::text(note))
     };
     let body = match chart {
         Some(svg) => format!(
@@ -380,13 +372,6 @@ fn colour(i: usize) -> u32 {
     (byte(r) << 24) | (byte(g) << 16) | (byte(b) << 8) | 0xff
 }
 
-fn escape_attr(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('"', "&quot;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-}
-
 /// The network as SVG, laid out by layout-rs, nodes filled by group and tagged with
 /// `data-group` and `data-node`.
 fn draw(g: &Graph, plan: &Plan) -> String {
@@ -410,7 +395,7 @@ fn draw(g: &Graph, plan: &Plan) -> String {
         let look = StyleAttr::new(Color::fast("black"), 1, Some(Color::new(colour(gi))), 4, 11);
         let props = format!(
             "class=\"node\" data-group=\"{gi}\" data-node=\"{}\"",
-            escape_attr(&fuselage_ir::escape(&node.name))
+            markup::text(&node.name)
         );
         let elem = Element::create_with_properties(
             ShapeKind::new_box(&label),
@@ -674,13 +659,9 @@ mod tests {
         assert_eq!(
             sweep_section(
                 Some("<svg/>"),
-                "The sweep stopped at its time limit (3.0 s): it covers 1.00 MiB to 8.00 MiB."
+                "The sweep stopped at its time limit (3.0 s): it covers 1 MiB to 8 MiB."
             ),
-            "<h2 id=\"sweep-title\">Buffer sweep</h2>\n<div id=\"sweep\"><p>Optimal DRAM against a unified buffer from β/8 to 2β: a dot where the optimum changes, dashed lines at this plan's β and at its DRAM.</p>\n<p>The sweep stopped at its time limit (3.0 s): it covers 1.00 MiB to 8.00 MiB.</p><svg/></div>"
-        );
-        assert_eq!(
-            (size(1 << 20), size(1536)),
-            ("1.00 MiB".to_string(), "1.5 KiB".to_string())
+            "<h2 id=\"sweep-title\">Buffer sweep</h2>\n<div id=\"sweep\"><p>Optimal DRAM against a unified buffer from β/8 to 2β: a dot where the optimum changes, dashed lines at this plan's β and at its DRAM.</p>\n<p>The sweep stopped at its time limit (3.0 s): it covers 1 MiB to 8 MiB.</p><svg/></div>"
         );
     }
 

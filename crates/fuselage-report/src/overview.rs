@@ -23,6 +23,7 @@
 //! and a `<title>` with its numbers. The SVG is plain text built here, so the report stays
 //! one offline file and the drawing costs nothing at any size.
 
+use crate::markup;
 use std::collections::HashMap;
 use std::fmt::Write as _;
 
@@ -126,7 +127,7 @@ pub fn overview(groups: &[GroupBox<'_>], beta: u64) -> String {
             r#"<text class="row" x="{:.1}" y="{:.1}" text-anchor="end">{}</text>"#,
             LABEL - 6.0,
             y + ROW * 0.68,
-            xml(&fuselage_ir::escape(label))
+            markup::text(label)
         );
         let mut x = LABEL;
         for b in row {
@@ -150,7 +151,7 @@ pub fn overview(groups: &[GroupBox<'_>], beta: u64) -> String {
                 b.index,
                 b.nodes,
                 if b.nodes == 1 { "" } else { "s" },
-                xml(&fuselage_ir::escape(b.first)),
+                markup::text(b.first),
                 b.dram_bytes,
                 100.0 * b.dram_bytes as f64 / total as f64,
                 b.buffer_bytes,
@@ -171,14 +172,6 @@ pub fn overview(groups: &[GroupBox<'_>], beta: u64) -> String {
     format!(
         r##"<svg xmlns="http://www.w3.org/2000/svg" id="overview-svg" viewBox="0 0 {right:.0} {height:.0}" width="{right:.0}" height="{height:.0}" font-family="system-ui,sans-serif" font-size="11"><style>rect.grp{{stroke:#fff;stroke-width:1;cursor:pointer}} rect.grp.sel{{stroke:#d33;stroke-width:2}}</style>{body}</svg>"##
     )
-}
-
-/// `s` as XML text or attribute content.
-fn xml(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
 }
 
 #[cfg(test)]

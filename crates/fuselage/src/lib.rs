@@ -269,7 +269,6 @@ impl Default for Explainers {
     }
 }
 
-#[cfg(feature = "learned")]
 impl ExplainerFactory for Explainers {
     fn explainer(
         &self,
@@ -279,6 +278,18 @@ impl ExplainerFactory for Explainers {
         if !kind.is_learned() {
             return Baselines.explainer(kind, request);
         }
+        self.learned(kind, request)
+    }
+}
+
+#[cfg(feature = "learned")]
+impl Explainers {
+    /// GNNExplainer, PG or RG over the shipped classifier of the request's built-in model.
+    fn learned(
+        &self,
+        kind: ExplainerKind,
+        request: &ExplainerRequest<'_>,
+    ) -> Result<Box<dyn Explainer>, PipelineError> {
         let cost = request
             .cost_kind
             .ok_or_else(|| PipelineError::ExplainerUnavailable {
@@ -327,15 +338,13 @@ pub struct Explainers {
 }
 
 #[cfg(not(feature = "learned"))]
-impl ExplainerFactory for Explainers {
-    fn explainer(
+impl Explainers {
+    /// A learned kind, refused: this build has no GNN.
+    fn learned(
         &self,
         kind: ExplainerKind,
-        request: &ExplainerRequest<'_>,
+        _request: &ExplainerRequest<'_>,
     ) -> Result<Box<dyn Explainer>, PipelineError> {
-        if !kind.is_learned() {
-            return Baselines.explainer(kind, request);
-        }
         Err(PipelineError::ExplainerUnavailable {
             kind,
             why: "this build of fuselage has no learned explainers (build it with its `learned` feature, which fuselage-cli's default features turn on)".into(),
