@@ -5,10 +5,10 @@
 //! Each subcommand lives in its own file (`inspect.rs`, `cost.rs`, `optimize.rs`,
 //! `explain.rs`, `gnn.rs` for dataset/train/classify, `reproduce.rs`, `hw.rs`, `sweep.rs`, `diff.rs`, `export.rs`, `report.rs`);
 //! `common.rs` holds the arguments they share, `files.rs` reads and writes every file a user
-//! names (regular files only, size caps, no output that is a device or an input), and `plot.rs`
-//! draws their SVG plots. The work itself is the library's: a subcommand reads its
-//! arguments, runs the facade `fuselage` (the [`Planner`](fuselage::Planner) for
-//! `optimize`), and prints.
+//! names (regular files only, size caps, no output that is a device or an input), and
+//! `plot.rs` draws the latency–energy front (the sweep chart is the report crate's
+//! `chart.rs`). The work itself is the library's: a subcommand reads its arguments, runs
+//! the facade `fuselage` (the [`Planner`](fuselage::Planner) for `optimize`), and prints.
 //!
 //! Features (both on by default): `onnx` (ONNX import through tract, and `export`) and
 //! `learned` (the GNN and the learned explainers through burn: `dataset`, `train`,

@@ -486,7 +486,9 @@ impl<'a> Planner<'a> {
     /// runs: the outcome is the layer-by-layer plan, with [`Outcome::nothing_fuses`] set.
     ///
     /// # Errors
-    /// The errors of the explainer factory, the cost model and the search.
+    /// [`PipelineError::HardwareMismatch`] when the accelerator given to [`hardware`](Self::hardware)
+    /// and the cost model disagree on the buffer or the element sizes; the errors of the
+    /// explainer factory, the cost model and the search.
     pub fn run(self) -> Result<Outcome> {
         let g = self.graph;
         let model = &self.model;
