@@ -194,6 +194,26 @@ fn shipped_checkpoints_reproduce_their_saved_explanations() {
             };
             assert_eq!(skeleton(&again), skeleton(&shipped), "{name} {kind}");
         }
+        // A width read from the file is range-checked before the network is allocated: a
+        // forged `hidden` of 2^62 once overflowed its capacity (a panic).
+        for (name, forged) in [("pg", 4_611_686_018_427_387_904u64), ("rg", 0)] {
+            let file = dir.join(format!("{name}_{stem}"));
+            let mut meta: serde_json::Value = serde_json::from_str(
+                &std::fs::read_to_string(file.with_extension("json")).unwrap(),
+            )
+            .unwrap();
+            meta["config"]["hidden"] = serde_json::json!(forged);
+            std::fs::write(tmp.join("forged.json"), meta.to_string()).unwrap();
+            std::fs::copy(file.with_extension("bpk"), tmp.join("forged.bpk")).unwrap();
+            let err = match name {
+                "pg" => PgExplainer::load(tmp.join("forged"), clf.clone()).err(),
+                _ => RgExplainer::load(tmp.join("forged"), clf.clone()).err(),
+            };
+            assert_eq!(
+                err.unwrap().to_string(),
+                format!("explainer checkpoint: {name} settings: hidden is {forged}, not 1 to 1024")
+            );
+        }
         // A missing checkpoint names its file.
         let err = PgExplainer::load(tmp.join("missing"), clf).err().unwrap();
         let message = err.to_string();

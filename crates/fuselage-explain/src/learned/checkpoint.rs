@@ -58,6 +58,9 @@ pub(crate) trait Trained<M: ExplainableModel>: Sized {
     /// Its network, stored as the weights.
     type Net: Module;
 
+    /// The hidden width `config` gives the network (what sizes its allocation).
+    fn hidden(config: &Self::Config) -> usize;
+
     /// A fresh network for `clf` with `config`, on `device`.
     fn init_net(clf: &M, config: &Self::Config, device: &Device) -> Self::Net;
 
@@ -155,6 +158,14 @@ fn from_checkpoint<M: ExplainableModel, T: Trained<M>>(
     }
     let config: T::Config = serde_json::from_value(meta.config.clone())
         .map_err(|e| ExplainError::Checkpoint(format!("{which} settings: {e}")))?;
+    // A number read from a file sizes the network: checked before anything is allocated.
+    let hidden = T::hidden(&config);
+    if !(1..=fuselage_gnn::MAX_HIDDEN).contains(&hidden) {
+        return Err(ExplainError::Checkpoint(format!(
+            "{which} settings: hidden is {hidden}, not 1 to {}",
+            fuselage_gnn::MAX_HIDDEN
+        )));
+    }
     let init = T::init_net(&clf, &config, clf.device());
     let net = ck
         .module(init, &format!("the {which} explainer"))

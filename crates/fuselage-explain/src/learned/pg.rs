@@ -311,6 +311,10 @@ impl<M: ExplainableModel> Trained<M> for PgExplainer<M> {
     type Config = PgConfig;
     type Net = EdgeMlp;
 
+    fn hidden(config: &PgConfig) -> usize {
+        config.hidden
+    }
+
     fn init_net(clf: &M, config: &PgConfig, device: &Device) -> EdgeMlp {
         EdgeMlp::init(clf.embedding_dim(), config.hidden, device)
     }

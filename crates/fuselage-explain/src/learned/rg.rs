@@ -505,6 +505,10 @@ impl<M: ExplainableModel> Trained<M> for RgExplainer<M> {
     type Config = RgConfig;
     type Net = RgPolicy;
 
+    fn hidden(config: &RgConfig) -> usize {
+        config.hidden
+    }
+
     fn init_net(clf: &M, config: &RgConfig, device: &Device) -> RgPolicy {
         RgPolicy::init(clf.embedding_dim(), config.hidden, device)
     }
