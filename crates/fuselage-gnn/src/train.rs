@@ -22,6 +22,7 @@ use rand::SeedableRng;
 use rand::seq::SliceRandom;
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
+#[cfg(feature = "plot")]
 use std::path::Path;
 use std::time::Instant;
 
