@@ -188,21 +188,9 @@ async fn check(c: &Client, case: &Case) {
         )
         .await
         .unwrap();
-        c.find(Locator::Css(&format!(
-            "#drawing g.node[data-group='{group}']"
-        )))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+        click(c, &format!("#drawing g.node[data-group='{group}']")).await;
         open_panel(c, group).await;
-        c.find(Locator::Css("#panel .close"))
-            .await
-            .unwrap()
-            .click()
-            .await
-            .unwrap();
+        click(c, "#panel .close").await;
         c.execute("window.scrollTo(0, 0)", vec![]).await.unwrap();
     }
     // Clicking the box of the group with the most DRAM opens its panel.
@@ -216,28 +204,11 @@ async fn check(c: &Client, case: &Case) {
         .unwrap()
         .as_u64()
         .unwrap();
-    c.find(Locator::Css(&format!(
-        "#overview rect.grp[data-group='{widest}']"
-    )))
-    .await
-    .unwrap()
-    .click()
-    .await
-    .unwrap();
+    click(c, &format!("#overview rect.grp[data-group='{widest}']")).await;
     open_panel(c, widest).await;
     // Sorting by DRAM keeps every row.
-    c.find(Locator::Css("#panel .close"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
-    c.find(Locator::Css("#groups th[data-k='dram_bytes']"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    click(c, "#panel .close").await;
+    click(c, "#groups th[data-k='dram_bytes']").await;
     assert_eq!(
         c.find_all(Locator::Css("#groups tbody tr"))
             .await
@@ -269,6 +240,16 @@ async fn check(c: &Client, case: &Case) {
         "{}: console errors",
         case.network
     );
+}
+
+/// Clicks the first element `css` selects.
+async fn click(c: &Client, css: &str) {
+    c.find(Locator::Css(css))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
 }
 
 /// The panel is shown, for `group`, with its cost terms.

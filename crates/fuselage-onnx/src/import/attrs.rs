@@ -116,14 +116,8 @@ pub(super) fn normalised_axes(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::path::Path;
 
-    fn cx() -> Ctx<'static> {
-        Ctx {
-            path: Path::new("m.onnx"),
-            opset: 17,
-        }
-    }
+    use super::super::ctx::test_ctx as cx;
 
     /// A `Conv` node named `n` with these attributes.
     fn conv(attribute: Vec<pb::AttributeProto>) -> pb::NodeProto {

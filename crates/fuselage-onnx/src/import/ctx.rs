@@ -62,6 +62,15 @@ pub(super) fn node_label(node: &pb::NodeProto, index: usize) -> String {
     }
 }
 
+/// The context of the unit tests of the importer's parts: a file `m.onnx` at opset 17.
+#[cfg(test)]
+pub(super) fn test_ctx() -> Ctx<'static> {
+    Ctx {
+        path: Path::new("m.onnx"),
+        opset: 17,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

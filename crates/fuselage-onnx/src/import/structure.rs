@@ -311,14 +311,8 @@ fn check_spatial_attrs(cx: &Ctx<'_>, node: &pb::NodeProto, index: usize) -> Resu
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::path::Path;
 
-    fn cx() -> Ctx<'static> {
-        Ctx {
-            path: Path::new("m.onnx"),
-            opset: 17,
-        }
-    }
+    use super::super::ctx::test_ctx as cx;
 
     /// A graph of input `x` and these `(name, op_type, inputs)` nodes, in file order, each
     /// with one output named like it.
