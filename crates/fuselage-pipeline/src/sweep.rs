@@ -82,8 +82,8 @@ pub struct Sweep {
 /// changes, with the group that sets it.
 type Step = (SweepPoint, Plan, Option<(u64, NodeSet)>);
 
-/// The optimal DRAM of `g` under the cost models of `family` (a built-in [`CostKind`](fuselage_cost::CostKind) or
-/// one of the caller's own) for every unified buffer
+/// The optimal DRAM of `g` under the cost models of `family` (a built-in
+/// [`CostKind`](fuselage_cost::CostKind) or one of the caller's own) for every unified buffer
 /// from `from` to `to` bytes, on `hw` (its element sizes and rates; its buffer is replaced).
 /// See the module docs for why it is exact.
 ///
