@@ -38,11 +38,18 @@ impl ModelArgs {
         if let (true, Some(past)) = (self.decode, self.past) {
             return Ok(fuselage::load_decode(&self.model, past)?);
         }
-        Ok(fuselage::load_model_sized(
-            &self.model,
-            self.resolution,
-            self.seq,
-        )?)
+        // The library says what does not apply; the program names its flag.
+        fuselage::load_model_sized(&self.model, self.resolution, self.seq).map_err(|e| {
+            let flag = match e {
+                fuselage::Error::ResolutionForFile(_) => Some("--resolution"),
+                fuselage::Error::SeqNotText(_) => Some("--seq"),
+                _ => None,
+            };
+            match flag {
+                Some(flag) => anyhow::Error::new(e).context(flag),
+                None => e.into(),
+            }
+        })
     }
 }
 

@@ -50,6 +50,11 @@ fn physical_options_are_range_checked_at_parse_time() {
         fails(&["inspect", "gpt2", "--seq", "99999999"]),
         "error: invalid value '99999999' for '--seq <TOKENS>': 99999999 is not in 1..=1048576"
     );
+    // A flag that does not apply: the library says what, the program names the flag.
+    assert_eq!(
+        fails(&["inspect", "resnet18", "--seq", "128"]),
+        "error: --seq: a sequence length applies to the zoo's text transformers (bert_*, gpt2*, *llama*); `resnet18` is not one"
+    );
     let optimize = [
         "optimize", "resnet18", "--fusion", "lbdf", "--buffer", "128KiB", "--search", "random",
         "--out", never,

@@ -114,11 +114,11 @@ pub enum Error {
     #[error("reproduction: {0}")]
     Reproduce(String),
     /// A resolution was given for an ONNX file, whose input shape is its own.
-    #[error("--resolution applies to zoo networks; `{0}` is an ONNX file with its own input shape")]
+    #[error("a resolution applies to zoo networks; `{0}` is an ONNX file with its own input shape")]
     ResolutionForFile(String),
     /// A sequence length was given for an ONNX file, or for a zoo network that takes images.
     #[error(
-        "--seq applies to the zoo's text transformers (bert_*, gpt2*, *llama*); `{0}` is not one"
+        "a sequence length applies to the zoo's text transformers (bert_*, gpt2*, *llama*); `{0}` is not one"
     )]
     SeqNotText(String),
 }
