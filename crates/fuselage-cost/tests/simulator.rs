@@ -29,20 +29,7 @@ fn simulator_agrees_with_lbdf_on_zoo_groups() {
             let group = common::random_group(&g, &mut rng, MAX_GROUP);
             let cost = lbdf.evaluate(&g, &group).unwrap();
             let run = sim.run(&g, &group).unwrap();
-            let names = || g.names(&group).join(", ");
-            assert_eq!(
-                run.dram_bytes,
-                cost.dram_bytes,
-                "{name}: DRAM of {{{}}}",
-                names()
-            );
-            assert!(
-                run.peak_bytes <= cost.buffer_bytes,
-                "{name}: peak {} > F_β {} for {{{}}}",
-                run.peak_bytes,
-                cost.buffer_bytes,
-                names()
-            );
+            common::assert_run_matches(&g, &group, &run, &cost, name);
             if run.peak_bytes > literal.evaluate(&g, &group).unwrap().buffer_bytes {
                 literal_over += 1;
             }

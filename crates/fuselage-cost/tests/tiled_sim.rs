@@ -31,19 +31,12 @@ fn check(name: &str, g: &Graph, seed: u64) -> (usize, f64, f64) {
         let run = TiledSimulator::new(config)
             .run(g, &group, &schedule)
             .unwrap();
-        let names = || g.names(&group).join(", ");
-        assert_eq!(
-            run.dram_bytes,
-            cost.dram_bytes,
-            "{name} at {kib} KiB, {schedule:?}: DRAM of {{{}}}",
-            names()
-        );
-        assert!(
-            run.peak_bytes <= cost.buffer_bytes,
-            "{name} at {kib} KiB, {schedule:?}: peak {} > F_β {} for {{{}}}",
-            run.peak_bytes,
-            cost.buffer_bytes,
-            names()
+        common::assert_run_matches(
+            g,
+            &group,
+            &run,
+            &cost,
+            &format!("{name} at {kib} KiB, {schedule:?}"),
         );
         let ratio = run.peak_bytes as f64 / cost.buffer_bytes as f64;
         worst = worst.max(ratio);

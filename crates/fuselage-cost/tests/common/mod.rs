@@ -1,5 +1,7 @@
-//! Shared helpers of the integration tests: random connected groups.
+//! Shared helpers of the integration tests: random connected groups, and the check that a
+//! simulator's run agrees with its model.
 
+use fuselage_cost::{GroupCost, Simulation};
 use fuselage_ir::{Graph, NodeSet};
 use rand::{Rng, RngExt};
 
@@ -9,6 +11,32 @@ use rand::{Rng, RngExt};
 pub fn random_group<R: Rng>(g: &Graph, rng: &mut R, max: usize) -> NodeSet {
     let target = rng.random_range(1..=max.min(g.len()));
     fuselage_ir::sample::random_group(g, target, rng)
+}
+
+/// Asserts that `run`, a simulation of `group`, moves exactly the model's DRAM and peaks at
+/// or under its `F_β`; `what` names the setting (network, buffer, schedule) in a failure.
+#[allow(dead_code)]
+pub fn assert_run_matches(
+    g: &Graph,
+    group: &NodeSet,
+    run: &Simulation,
+    cost: &GroupCost,
+    what: &str,
+) {
+    let names = || g.names(group).join(", ");
+    assert_eq!(
+        run.dram_bytes,
+        cost.dram_bytes,
+        "{what}: DRAM of {{{}}}",
+        names()
+    );
+    assert!(
+        run.peak_bytes <= cost.buffer_bytes,
+        "{what}: peak {} > F_β {} for {{{}}}",
+        run.peak_bytes,
+        cost.buffer_bytes,
+        names()
+    );
 }
 
 use fuselage_ir::{ConvAttrs, GraphBuilder, Op, PoolAttrs, Source, TensorShape};
