@@ -1,6 +1,6 @@
 //! Arguments several subcommands share: the model, the cost model's settings, a group.
 
-use crate::registry::{Choice, Registry};
+use crate::registry::Registry;
 use anyhow::{Context, bail};
 use clap::Args;
 use fuselage::cost::{
@@ -106,22 +106,14 @@ impl CostArgs {
 
     /// The cost model they name, at their configuration.
     pub fn resolve(&self, registry: &Registry) -> anyhow::Result<CostSetting> {
-        let choice = registry.cost_model(&self.fusion).context("--fusion")?;
+        let family = registry.cost_family(&self.fusion).context("--fusion")?;
         let hw = self.hardware()?;
-        let config = hw.config;
-        Ok(match choice {
-            Choice::Kind(kind) => CostSetting {
-                model: Arc::from(kind.model(config)),
-                kind: Some(kind),
-                family: Arc::new(kind),
-                hw,
-            },
-            Choice::Custom(entry) => CostSetting {
-                model: Arc::from(entry.make.at(&config)),
-                kind: None,
-                family: entry.make.clone(),
-                hw,
-            },
+        Ok(CostSetting {
+            model: Arc::from(family.at(&hw.config)),
+            // The classifier's commands read the built-in model by kind.
+            kind: self.fusion.parse().ok(),
+            family,
+            hw,
         })
     }
 
@@ -222,14 +214,10 @@ pub fn recorded_setting(
             file.element_bytes,
         )
         .with_context(|| format!("{origin}: element_bytes"))?;
-    let model: Arc<dyn CostModel> = match registry
-        .cost_model(&file.cost_model)
-        .with_context(|| format!("{origin}: cost_model"))?
-    {
-        Choice::Kind(kind) => Arc::from(kind.model(config)),
-        Choice::Custom(entry) => Arc::from(entry.make.at(&config)),
-    };
-    Ok(Some(model))
+    let family = registry
+        .cost_family(&file.cost_model)
+        .with_context(|| format!("{origin}: cost_model"))?;
+    Ok(Some(Arc::from(family.at(&config))))
 }
 
 /// `file` costed again from `g` with `model`: every group's cost, the totals and, where the
