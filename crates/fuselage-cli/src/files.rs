@@ -231,15 +231,6 @@ pub fn read_text(arg: &str, path: &Path, kind: Kind) -> anyhow::Result<String> {
         .map_err(|e| anyhow!("{arg} {}: not UTF-8 text ({e})", path.display()))
 }
 
-/// Checks the file argument `arg` as [`read`] would, without reading it: for a file a library
-/// function reads by its path.
-///
-/// # Errors
-/// As [`read`].
-pub fn check_input(arg: &str, path: &Path, kind: Kind) -> anyhow::Result<()> {
-    open_regular(arg, path, kind).map(|_| ())
-}
-
 /// Reads the plan file `arg` at `path`; errors name the argument or the file.
 pub fn read_plan(arg: &str, path: &Path) -> anyhow::Result<PlanFile> {
     let text = read_text(arg, path, Kind::Plan)?;

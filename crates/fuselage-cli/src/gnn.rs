@@ -2,8 +2,8 @@
 
 use crate::common::GroupArgs;
 use crate::files::{
-    Files, Kind, check_input, check_output_folder, read, read_text, shown, with_ext, write,
-    write_stem_with, write_with,
+    Files, Kind, check_output_folder, read, read_text, shown, with_ext, write, write_stem_with,
+    write_with,
 };
 use crate::registry::Registry;
 use anyhow::Context;
@@ -98,12 +98,10 @@ pub fn train_cmd(a: TrainCmd) -> anyhow::Result<()> {
     files.input("--dataset", a.dataset.as_deref()).check()?;
     let [_, _, csv, svg] = outputs;
     let ds = match &a.dataset {
-        // The data set's reader is the library's, by path: the file is checked first (a
-        // regular file within the cap), so that a FIFO or a device is never opened by it.
-        Some(p) => {
-            check_input("--dataset", p, Kind::Dataset)?;
-            Dataset::load(p)?
-        }
+        // Read once through the guarded reader (a regular file within the cap), and parsed
+        // from the very bytes that were checked: a file swapped in after the check is never
+        // opened.
+        Some(p) => Dataset::read(&read("--dataset", p, Kind::Dataset)?[..], p)?,
         None => generate_dataset(&DatasetConfig::of(a.features, a.seed))?,
     };
     let mut cfg = TrainConfig::of(a.features, k);

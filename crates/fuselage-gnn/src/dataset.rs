@@ -422,6 +422,18 @@ impl Dataset {
     pub fn load(path: impl AsRef<Path>) -> Result<Self> {
         let path = path.as_ref();
         let f = std::fs::File::open(path).map_err(|e| GnnError::io(path, e))?;
+        Self::read(std::io::BufReader::new(f), path)
+    }
+
+    /// Reads a data set written by [`Dataset::save`] from `reader`, which read it from `path`
+    /// (named in errors). For a caller that has the bytes already, read through its own
+    /// guards (a program checks that a file is regular and within a cap, then parses the
+    /// very bytes it checked: `Dataset::read(&bytes[..], path)`).
+    ///
+    /// # Errors
+    /// As [`Dataset::load`].
+    pub fn read(reader: impl BufRead, path: impl AsRef<Path>) -> Result<Self> {
+        let path = path.as_ref();
         let parse = |line: usize, message: String| GnnError::Parse {
             path: path.display().to_string(),
             line,
@@ -429,7 +441,7 @@ impl Dataset {
         };
         let mut config: Option<DatasetConfig> = None;
         let mut groups = Vec::new();
-        for (i, line) in std::io::BufReader::new(f).lines().enumerate() {
+        for (i, line) in reader.lines().enumerate() {
             let line = line.map_err(|e| GnnError::io(path, e))?;
             if line.trim().is_empty() {
                 continue;

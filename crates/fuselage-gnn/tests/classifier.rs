@@ -38,6 +38,13 @@ fn dataset_is_reproducible_deduplicated_and_round_trips() {
     let path = dir.join("ds.jsonl");
     a.save(&path).unwrap();
     assert_eq!(Dataset::load(&path).unwrap(), a);
+    // The same from bytes a caller read itself (the program's guarded reader); errors name
+    // the path it was given.
+    let bytes = std::fs::read(&path).unwrap();
+    assert_eq!(Dataset::read(&bytes[..], &path).unwrap(), a);
+    let cut = &bytes[..bytes.len() / 2];
+    let err = Dataset::read(cut, "cut.jsonl").unwrap_err().to_string();
+    assert!(err.starts_with("cut.jsonl: line "), "{err}");
     std::fs::remove_dir_all(&dir).ok();
 }
 
