@@ -518,6 +518,17 @@ fn print_summary(
     print_reference(out)?;
     let stop = serde_json::to_value(result.stop)?;
     outln!("{:<26}{:>14}", "stop", stop.as_str().unwrap_or("?"))?;
+    // Past `MAX_FLOOR_NODES` the exact optimiser skips its rest floor (its tables would take
+    // n²/4 bytes), so an unproven bound is the compulsory traffic alone: say so.
+    let floor_max = fuselage::search::MAX_FLOOR_NODES;
+    if g.len() > floor_max && out.lower_bound < report.dram_bytes {
+        outln!(
+            "note: the lower bound is the compulsory traffic alone: the graph's {} nodes are \
+             over the {} the exact optimiser's rest floor is built for, so it was skipped",
+            g.len(),
+            floor_max
+        )?;
+    }
     if let Some(smallest) = out.nothing_fuses {
         outln!(
             "note: nothing fuses at {}: the smallest op needs {}, so the plan is layer by layer \

@@ -1543,6 +1543,35 @@ fn the_reference_optimum_stops_at_its_limit_on_a_huge_chain() {
             .any(|l| l.starts_with("optimum proven") && l.ends_with("no (time limit)")),
         "{text}"
     );
+    // The rest floor is skipped past MAX_FLOOR_NODES, and the summary says so.
+    assert!(
+        text.lines().any(|l| l
+            == "note: the lower bound is the compulsory traffic alone: the graph's 30000 nodes \
+                are over the 16384 the exact optimiser's rest floor is built for, so it was skipped"),
+        "{text}"
+    );
+    // A chain within the floor's reach keeps its floor, and no note.
+    let small = dir.join("chain2k.onnx");
+    std::fs::write(&small, common::onnx::relu_chain(2_000)).unwrap();
+    let o = fuselage(&[
+        "optimize",
+        s(&small),
+        "--fusion",
+        "lbdf",
+        "--buffer",
+        "128KiB",
+        "--search",
+        "random",
+        "--budget",
+        "5",
+        "--reference-limit",
+        "1",
+        "--out",
+        s(&dir.join("small.json")),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(!text.contains("rest floor"), "{text}");
     let nodes = |v: &serde_json::Value| -> usize {
         v["groups"]
             .as_array()
