@@ -24,7 +24,7 @@ mod wire;
 
 pub use error::{OnnxError, Result, UnsupportedOp};
 pub use import::{Importer, MAX_FILE_BYTES, import, import_bytes, inside_tract};
-pub use slim::{MAX_ATTRIBUTES, MAX_INITIALIZERS, MAX_NODES, MAX_VALUE_INFOS};
+pub use slim::{MAX_ATTRIBUTES, MAX_GRAPH_DEPTH, MAX_INITIALIZERS, MAX_NODES, MAX_VALUE_INFOS};
 
 /// The folder of reference ONNX exports used by tests and benchmarks: `$FUSELAGE_MODELS` when
 /// set, else `../shared/models` beside the workspace. `None` when that folder does not exist

@@ -25,6 +25,14 @@
 //! allocate are capped as they stream past: [`MAX_NODES`], [`MAX_INITIALIZERS`],
 //! [`MAX_VALUE_INFOS`] and [`MAX_ATTRIBUTES`] per node; past one, the file is refused.
 //!
+//! A node's attribute may hold graphs of its own (`AttributeProto.g` and `.graphs`: the
+//! branches of an `If`, the body of a `Loop` or `Scan`). They are read the same way, field by
+//! field, their doc strings skipped, and their nodes, initializers and value infos count
+//! towards the *same* totals as the main graph's, so a subgraph cannot smuggle what the main
+//! graph may not hold. Graphs nest at most [`MAX_GRAPH_DEPTH`] deep (the reader recurses once
+//! per level). A subgraph's initializers are copied whole: the weights that are left out are
+//! handed to tract as inputs of the main graph, which a subgraph's are not.
+//!
 //! Memory is then the slim model (kilobytes to a few megabytes) plus the reader's buffer,
 //! whatever the weights weigh. Every length is checked against the end of its enclosing
 //! message, so a truncated file or a length that runs past its message is an error, never a
@@ -48,6 +56,9 @@ pub const MAX_VALUE_INFOS: u64 = 250_000;
 /// The most attributes a node may have (real ops have a handful; one node with 5 million
 /// took 7.2 GB, then aborted).
 pub const MAX_ATTRIBUTES: u64 = 1_000;
+/// How deep graphs may nest: the main graph is depth 0, an `If` branch in it depth 1, a
+/// `Loop` body in that branch depth 2. Real exports nest two or three deep.
+pub const MAX_GRAPH_DEPTH: usize = 16;
 
 /// `ModelProto.doc_string`, `GraphProto.doc_string`, `NodeProto.doc_string`,
 /// `AttributeProto.doc_string`, `ValueInfoProto.doc_string`: text for people, which fuselage
@@ -63,6 +74,9 @@ const GRAPH_INPUT: u64 = 11;
 const GRAPH_OUTPUT: u64 = 12;
 const GRAPH_VALUE_INFO: u64 = 13;
 const NODE_ATTRIBUTE: u64 = 5;
+/// `AttributeProto.g` (one graph) and `.graphs` (repeated).
+const ATTRIBUTE_GRAPH: u64 = 6;
+const ATTRIBUTE_GRAPHS: u64 = 11;
 
 /// `ModelProto.graph`, `GraphProto.initializer`, and the `TensorProto` fields read here.
 const MODEL_GRAPH: u64 = 7;
@@ -222,7 +236,11 @@ pub(crate) fn read<R: BufRead + Seek>(r: R, len: u64) -> Result<Slim> {
             let n = rd.varint(len)?;
             rd.fits(n, len)?;
             let graph_end = rd.at + n;
-            let graph = graph(&mut rd, graph_end, &mut stripped)?;
+            let mut within = Within {
+                counts: Counts::default(),
+                depth: 0,
+            };
+            let graph = graph(&mut rd, graph_end, &mut stripped, &mut within)?;
             put_len(&mut out, MODEL_GRAPH, &graph);
         } else if number == MODEL_DOC && wire == LEN {
             let n = rd.varint(len)?;
@@ -238,14 +256,33 @@ pub(crate) fn read<R: BufRead + Seek>(r: R, len: u64) -> Result<Slim> {
     })
 }
 
-/// The slim copy of a `GraphProto` that ends at `end`.
+/// What a model's graphs hold so far, all of them together (the main graph and every
+/// subgraph), against [`MAX_NODES`], [`MAX_INITIALIZERS`] and [`MAX_VALUE_INFOS`].
+#[derive(Debug, Default)]
+struct Counts {
+    nodes: u64,
+    initializers: u64,
+    infos: u64,
+}
+
+/// Where the reader is among the model's graphs: the totals so far, and how deep the graph
+/// being read nests (0 for the main graph).
+#[derive(Debug)]
+struct Within {
+    counts: Counts,
+    depth: usize,
+}
+
+/// The slim copy of a `GraphProto` that ends at `end`, at `within.depth`: the main graph
+/// (depth 0), whose large float initializers lose their data into `stripped`, or a subgraph,
+/// copied with its initializers whole.
 fn graph<R: BufRead + Seek>(
     rd: &mut Reader<R>,
     end: u64,
     stripped: &mut HashSet<String>,
+    within: &mut Within,
 ) -> Result<Vec<u8>> {
     let mut out = Vec::new();
-    let (mut nodes, mut initializers, mut infos) = (0u64, 0u64, 0u64);
     let over = |what: &str, max: u64| {
         Err(SlimError::Limit(format!(
             "the graph has more than {max} {what}, the importer's limit"
@@ -259,20 +296,20 @@ fn graph<R: BufRead + Seek>(
             continue;
         }
         if wire == LEN && number == GRAPH_NODE {
-            nodes += 1;
-            if nodes > MAX_NODES {
+            within.counts.nodes += 1;
+            if within.counts.nodes > MAX_NODES {
                 return over("nodes", MAX_NODES);
             }
             let n = rd.varint(end)?;
             rd.fits(n, end)?;
             let node_end = rd.at + n;
-            let node = node(rd, node_end)?;
+            let node = node(rd, node_end, stripped, within)?;
             put_len(&mut out, number, &node);
             continue;
         }
         if wire == LEN && [GRAPH_INPUT, GRAPH_OUTPUT, GRAPH_VALUE_INFO].contains(&number) {
-            infos += 1;
-            if infos > MAX_VALUE_INFOS {
+            within.counts.infos += 1;
+            if within.counts.infos > MAX_VALUE_INFOS {
                 return over("inputs, outputs and value infos", MAX_VALUE_INFOS);
             }
             let n = rd.varint(end)?;
@@ -283,13 +320,13 @@ fn graph<R: BufRead + Seek>(
             continue;
         }
         if number == GRAPH_INITIALIZER && wire == LEN {
-            initializers += 1;
-            if initializers > MAX_INITIALIZERS {
+            within.counts.initializers += 1;
+            if within.counts.initializers > MAX_INITIALIZERS {
                 return over("initializers", MAX_INITIALIZERS);
             }
             let n = rd.varint(end)?;
             rd.fits(n, end)?;
-            if n > KEEP_BELOW {
+            if n > KEEP_BELOW && within.depth == 0 {
                 let tensor_end = rd.at + n;
                 let (tensor, name) = tensor(rd, tensor_end)?;
                 if let Some(name) = name {
@@ -309,8 +346,14 @@ fn graph<R: BufRead + Seek>(
     Ok(out)
 }
 
-/// A `NodeProto` ending at `end`, without its doc string and its attributes' doc strings.
-fn node<R: BufRead + Seek>(rd: &mut Reader<R>, end: u64) -> Result<Vec<u8>> {
+/// A `NodeProto` ending at `end`, without its doc string and its attributes' doc strings;
+/// the graphs its attributes hold are read as subgraphs of `within`.
+fn node<R: BufRead + Seek>(
+    rd: &mut Reader<R>,
+    end: u64,
+    stripped: &mut HashSet<String>,
+    within: &mut Within,
+) -> Result<Vec<u8>> {
     let mut out = Vec::new();
     let mut attributes = 0u64;
     while rd.at < end {
@@ -328,8 +371,44 @@ fn node<R: BufRead + Seek>(rd: &mut Reader<R>, end: u64) -> Result<Vec<u8>> {
             let n = rd.varint(end)?;
             rd.fits(n, end)?;
             let attribute_end = rd.at + n;
-            let attribute = without(rd, attribute_end, ATTRIBUTE_DOC)?;
+            let attribute = attribute(rd, attribute_end, stripped, within)?;
             put_len(&mut out, number, &attribute);
+        } else {
+            put_varint(&mut out, number << 3 | wire);
+            rd.copy_payload(wire, end, &mut out)?;
+        }
+    }
+    Ok(out)
+}
+
+/// An `AttributeProto` ending at `end`, without its doc string, its graphs (`g`, `graphs`)
+/// read as subgraphs one level below `within.depth`.
+fn attribute<R: BufRead + Seek>(
+    rd: &mut Reader<R>,
+    end: u64,
+    stripped: &mut HashSet<String>,
+    within: &mut Within,
+) -> Result<Vec<u8>> {
+    let mut out = Vec::new();
+    while rd.at < end {
+        let (number, wire) = rd.tag(end)?;
+        if wire == LEN && number == ATTRIBUTE_DOC {
+            let n = rd.varint(end)?;
+            rd.skip(n, end)?;
+        } else if wire == LEN && (number == ATTRIBUTE_GRAPH || number == ATTRIBUTE_GRAPHS) {
+            if within.depth >= MAX_GRAPH_DEPTH {
+                return Err(SlimError::Limit(format!(
+                    "graphs nest more than {MAX_GRAPH_DEPTH} deep (an If, Loop or Scan \
+                     inside another), the importer's limit"
+                )));
+            }
+            let n = rd.varint(end)?;
+            rd.fits(n, end)?;
+            let graph_end = rd.at + n;
+            within.depth += 1;
+            let sub = graph(rd, graph_end, stripped, within);
+            within.depth -= 1;
+            put_len(&mut out, number, &sub?);
         } else {
             put_varint(&mut out, number << 3 | wire);
             rd.copy_payload(wire, end, &mut out)?;
@@ -536,6 +615,101 @@ mod tests {
         }
         let bytes = model_with(&g, b"");
         assert!(read(Cursor::new(&bytes), bytes.len() as u64).is_ok());
+    }
+
+    /// A node whose attribute `then_branch` holds `sub` as its graph.
+    fn if_node(sub: &[u8]) -> Vec<u8> {
+        let mut attribute = Vec::new();
+        put_len(&mut attribute, 1, b"then_branch");
+        put_len(&mut attribute, ATTRIBUTE_GRAPH, sub);
+        let mut node = Vec::new();
+        put_len(&mut node, 4, b"If");
+        put_len(&mut node, NODE_ATTRIBUTE, &attribute);
+        node
+    }
+
+    /// A graph of one `If` node whose branch is `sub`.
+    fn graph_of_if(sub: &[u8]) -> Vec<u8> {
+        let mut g = Vec::new();
+        put_len(&mut g, GRAPH_NODE, &if_node(sub));
+        g
+    }
+
+    /// The graphs of an `If`, `Loop` or `Scan` were copied whole: a branch of 5 million empty
+    /// nodes (20 MB) peaked at 1.7 GB, of 5 million initializers at 3.0 GB, and 300 MB of a
+    /// branch's doc string at 1.8 GB. They are read like the main graph now, counted with
+    /// it, and nest at most `MAX_GRAPH_DEPTH` deep.
+    #[test]
+    fn subgraphs_count_with_the_main_graph_and_nest_boundedly() {
+        // The main graph's `If` and a branch of MAX_NODES nodes: one too many together.
+        let mut sub = Vec::new();
+        for _ in 0..MAX_NODES {
+            put_len(&mut sub, GRAPH_NODE, b"");
+        }
+        assert_eq!(
+            refused(&graph_of_if(&sub)),
+            "the graph has more than 250000 nodes, the importer's limit"
+        );
+        let mut sub = Vec::new();
+        for _ in 0..=MAX_INITIALIZERS {
+            put_len(&mut sub, GRAPH_INITIALIZER, b"");
+        }
+        assert!(refused(&graph_of_if(&sub)).contains("more than 100000 initializers"));
+        let mut sub = Vec::new();
+        for _ in 0..=MAX_VALUE_INFOS {
+            put_len(&mut sub, GRAPH_INPUT, b"");
+        }
+        assert!(refused(&graph_of_if(&sub)).contains("more than 250000 inputs"));
+        // Nesting: the main graph at depth 0 and MAX_GRAPH_DEPTH levels below it are read;
+        // one more is refused, before the reader recurses any further.
+        let nest = |levels: usize| {
+            let mut g = Vec::new();
+            for _ in 0..levels {
+                g = graph_of_if(&g);
+            }
+            g
+        };
+        let bytes = model_with(&nest(MAX_GRAPH_DEPTH), b"");
+        let slim = read(Cursor::new(&bytes), bytes.len() as u64).unwrap();
+        assert_eq!(slim.bytes, bytes[bytes.len() - slim.bytes.len()..]);
+        assert_eq!(
+            refused(&nest(MAX_GRAPH_DEPTH + 1)),
+            "graphs nest more than 16 deep (an If, Loop or Scan inside another), the \
+             importer's limit"
+        );
+        // A branch's doc strings are skipped, and so are its nodes' and attributes'; its
+        // initializers are kept whole, however large (only the main graph's lose their data).
+        let doc = vec![b'd'; 1 << 20];
+        let weight = tensor_proto("w", 1, &[64, 32], &[7u8; 64 * 32 * 4]);
+        let mut inner_attribute = Vec::new();
+        put_len(&mut inner_attribute, 1, b"axis");
+        let mut with_doc = inner_attribute.clone();
+        put_len(&mut with_doc, ATTRIBUTE_DOC, &doc);
+        let branch = |attribute: &[u8], doc: &[u8]| {
+            let mut node = Vec::new();
+            put_len(&mut node, 4, b"Relu");
+            put_len(&mut node, NODE_ATTRIBUTE, attribute);
+            if !doc.is_empty() {
+                put_len(&mut node, NODE_DOC, doc);
+            }
+            let mut sub = Vec::new();
+            put_len(&mut sub, GRAPH_NODE, &node);
+            put_len(&mut sub, GRAPH_INITIALIZER, &weight);
+            if !doc.is_empty() {
+                put_len(&mut sub, GRAPH_DOC, doc);
+            }
+            sub
+        };
+        let bytes = model_with(&graph_of_if(&branch(&with_doc, &doc)), b"");
+        let slim = read(Cursor::new(&bytes), bytes.len() as u64).unwrap();
+        let mut want = Vec::new();
+        put_len(
+            &mut want,
+            MODEL_GRAPH,
+            &graph_of_if(&branch(&inner_attribute, b"")),
+        );
+        assert_eq!(slim.bytes, want);
+        assert!(slim.stripped.is_empty());
     }
 
     #[test]
