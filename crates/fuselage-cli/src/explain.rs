@@ -110,7 +110,7 @@ pub fn run(a: ExplainCmd, registry: &Registry) -> anyhow::Result<()> {
     #[cfg(feature = "learned")]
     let p = match (cost.kind, model.config().buffer()) {
         (Some(kind), OnChipBuffer::Unified { .. }) if kind != fuselage::cost::CostKind::Tiled => {
-            Some(shipped(kind, &default_device())?.invalid_probability(&g, &set, beta)?)
+            Some(shipped(kind, &default_device())?.invalid_probability(&g, &set, model.config())?)
         }
         _ => None,
     };
