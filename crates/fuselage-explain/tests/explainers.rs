@@ -20,6 +20,11 @@ use rand_chacha::ChaCha8Rng;
 
 const BETA: u64 = 128 * 1024;
 
+/// The cost model every explanation is judged by: LBDF at β = [`BETA`].
+fn lbdf() -> Lbdf {
+    Lbdf::new(CostConfig::new(BETA).unwrap())
+}
+
 fn classifier() -> GnnClassifier {
     shipped(CostKind::Lbdf, &default_device()).unwrap()
 }
@@ -35,9 +40,7 @@ fn all_explainers(clf: &GnnClassifier) -> Vec<Box<dyn Explainer>> {
         Box::new(GnnExplainer::new(clf.clone())),
         Box::new(shipped_pg(clf.clone()).unwrap()),
         Box::new(shipped_rg(clf.clone()).unwrap()),
-        Box::new(CostExplainer::new(Lbdf::new(
-            CostConfig::new(BETA).unwrap(),
-        ))),
+        Box::new(CostExplainer::new()),
         Box::new(RandomExplainer::default()),
     ]
 }
@@ -51,7 +54,7 @@ fn every_explainer_scores_every_edge_and_is_seeded() {
     assert!(n_edges >= 30);
     for e in all_explainers(&clf) {
         let run = |seed| {
-            e.explain(&g, &set, BETA, &mut ChaCha8Rng::seed_from_u64(seed))
+            e.explain(&g, &set, &lbdf(), &mut ChaCha8Rng::seed_from_u64(seed))
                 .unwrap()
         };
         let a = run(7);
@@ -275,7 +278,7 @@ fn explainers_and_metrics_are_generic_over_the_model() {
     assert!((plus - plus2).abs() < 1e-4 && (minus - minus2).abs() < 1e-4);
     // PG and RG read only the embeddings at inference: the same explanations, bit for bit.
     let run = |e: &dyn Explainer| {
-        e.explain(&g, &set, BETA, &mut ChaCha8Rng::seed_from_u64(1))
+        e.explain(&g, &set, &lbdf(), &mut ChaCha8Rng::seed_from_u64(1))
             .unwrap()
     };
     let pg = shipped_pg(other()).unwrap();

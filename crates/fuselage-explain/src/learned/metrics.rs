@@ -136,8 +136,9 @@ pub fn evaluate_explainer<M: ExplainableModel + ?Sized>(
     for (i, inst) in set.instances.iter().enumerate() {
         let g = set.graph_of(inst);
         let mut rng = ChaCha8Rng::seed_from_u64(seed.wrapping_add(i as u64));
+        let model = kind.model(CostConfig::new(inst.beta_bytes)?);
         let start = Instant::now();
-        let e = explainer.explain(g, &inst.group, inst.beta_bytes, &mut rng)?;
+        let e = explainer.explain(g, &inst.group, model.as_ref(), &mut rng)?;
         secs += start.elapsed().as_secs_f64();
         let f = Fidelity::of(clf, &inst.encoded, inst.beta_bytes, &e.selection_mask())?;
         fp += f.plus;
@@ -148,7 +149,6 @@ pub fn evaluate_explainer<M: ExplainableModel + ?Sized>(
         let Some(&top) = e.ranking().first() else {
             continue;
         };
-        let model = kind.model(CostConfig::new(inst.beta_bytes)?);
         let whole = model.evaluate(g, &inst.group)?.buffer_bytes;
         let order = GroupOrder::new(g, &inst.group);
         let (u, v) = e.edges[top];
