@@ -3,10 +3,11 @@
 
 #![cfg(feature = "learned")]
 
-use fuselage_cost::{CostConfig, Lbdf};
+use fuselage_cost::{CostConfig, CostModel, Lbdf};
 use fuselage_explain::learned::{
     ExplainSet, ExplainSetConfig, ExplainerMeta, GnnExplainer, GnnExplainerConfig, PgConfig,
-    PgExplainer, RgConfig, RgExplainer, fidelity, probe_scores, shipped_pg, shipped_rg,
+    PgExplainer, RgConfig, RgExplainer, evaluate_explainer, fidelity, probe_scores, shipped_pg,
+    shipped_rg,
 };
 use fuselage_explain::{CostExplainer, Explainer, RandomExplainer, render};
 use fuselage_gnn::explainable::RequiredOnly;
@@ -262,6 +263,57 @@ fn training_is_seeded_and_round_trips_through_a_checkpoint() {
         probe_scores(|gg, be| r.scores(gg, be)).unwrap(),
         probe_scores(|gg, be| r2.scores(gg, be)).unwrap()
     );
+}
+
+/// Records the configuration of every cost model it is handed; explains at random.
+#[derive(Default)]
+struct SeenConfigs(std::sync::Mutex<Vec<CostConfig>>);
+
+impl Explainer for SeenConfigs {
+    fn name(&self) -> &str {
+        "seen"
+    }
+    fn explain(
+        &self,
+        g: &Graph,
+        group: &NodeSet,
+        model: &dyn CostModel,
+        rng: &mut ChaCha8Rng,
+    ) -> fuselage_explain::Result<fuselage_explain::Explanation> {
+        self.0.lock().unwrap().push(*model.config());
+        RandomExplainer::default().explain(g, group, model, rng)
+    }
+}
+
+/// The set's element sizes travel with each instance to the model the metrics hand the
+/// explainer: no β is rebuilt into a config that drops them (issue 35).
+#[test]
+fn an_explain_set_carries_its_element_sizes_to_the_metrics() {
+    let clf = classifier();
+    let mut cfg = ExplainSetConfig::training(5, 3);
+    cfg.networks.truncate(2);
+    cfg.activation_element_bytes = 2;
+    let set = ExplainSet::collect(&cfg, &clf).unwrap();
+    assert!(!set.instances.is_empty());
+    for inst in &set.instances {
+        let c = inst.config;
+        assert_eq!(
+            (c.weight_element_bytes(), c.activation_element_bytes()),
+            (1, 2)
+        );
+        assert!(cfg.betas_kib.contains(&(c.buffer_bytes() / 1024)));
+        let exact = CostKind::Lbdf.model(c);
+        assert!(
+            !exact
+                .evaluate(set.graph_of(inst), &inst.group)
+                .unwrap()
+                .valid
+        );
+    }
+    let seen = SeenConfigs::default();
+    evaluate_explainer(&seen, &clf, &set, 0).unwrap();
+    let configs: Vec<CostConfig> = set.instances.iter().map(|i| i.config).collect();
+    assert_eq!(*seen.0.lock().unwrap(), configs);
 }
 
 #[test]
