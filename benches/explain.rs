@@ -27,13 +27,12 @@ fn group(g: &Graph, n: usize) -> NodeSet {
 fn explainers(c: &mut Criterion) {
     let g = fuselage_zoo::build("resnet50").expect("builds");
     let clf = shipped(CostKind::Lbdf, &default_device()).expect("shipped classifier");
+    let model = Lbdf::new(CostConfig::new(BETA).expect("β"));
     let all: Vec<Box<dyn Explainer>> = vec![
         Box::new(GnnExplainer::new(clf.clone())),
         Box::new(shipped_pg(clf.clone()).expect("shipped pg")),
         Box::new(shipped_rg(clf.clone()).expect("shipped rg")),
-        Box::new(CostExplainer::new(Lbdf::new(
-            CostConfig::new(BETA).expect("β"),
-        ))),
+        Box::new(CostExplainer::new()),
         Box::new(RandomExplainer::default()),
     ];
     for e in &all {
@@ -46,7 +45,7 @@ fn explainers(c: &mut Criterion) {
             grp.bench_function(format!("{n}_nodes"), |b| {
                 b.iter(|| {
                     let mut rng = ChaCha8Rng::seed_from_u64(1);
-                    black_box(e.explain(&g, &set, BETA, &mut rng).expect("explains"))
+                    black_box(e.explain(&g, &set, &model, &mut rng).expect("explains"))
                 })
             });
         }

@@ -95,13 +95,13 @@ pub fn run(a: ExplainCmd, registry: &Registry) -> anyhow::Result<()> {
         None
     } else {
         let mut rng = ChaCha8Rng::seed_from_u64(a.seed);
-        let e = explainer.explain(&g, &set, beta, &mut rng)?;
+        let e = explainer.explain(&g, &set, model.as_ref(), &mut rng)?;
         // The exact attribution the ranking is compared with.
         let exact = if e.explainer == "cost" {
             e.clone()
         } else {
             let mut rng = ChaCha8Rng::seed_from_u64(a.seed);
-            CostExplainer::new(model.clone()).explain(&g, &set, beta, &mut rng)?
+            CostExplainer::new().explain(&g, &set, model.as_ref(), &mut rng)?
         };
         Some((e, exact))
     };
@@ -110,7 +110,7 @@ pub fn run(a: ExplainCmd, registry: &Registry) -> anyhow::Result<()> {
     #[cfg(feature = "learned")]
     let p = match (cost.kind, model.config().buffer()) {
         (Some(kind), OnChipBuffer::Unified { .. }) if kind != fuselage::cost::CostKind::Tiled => {
-            Some(shipped(kind, &default_device())?.invalid_probability(&g, &set, beta)?)
+            Some(shipped(kind, &default_device())?.invalid_probability(&g, &set, model.config())?)
         }
         _ => None,
     };

@@ -203,7 +203,7 @@ pub fn classify(a: ClassifyCmd, registry: &Registry) -> anyhow::Result<()> {
         );
     }
     let beta = model.config().buffer_bytes();
-    let p = clf.invalid_probability(&g, &set, beta)?;
+    let p = clf.invalid_probability(&g, &set, model.config())?;
     let exact = model.evaluate(&g, &set)?;
     if a.json {
         let v = json!({

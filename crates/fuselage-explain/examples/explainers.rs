@@ -12,7 +12,7 @@
 //! data set's networks, and `evaluate` adds a table of transformer groups.
 
 use anyhow::{Context, bail};
-use fuselage_cost::{CostConfig, CostModel};
+use fuselage_cost::CostModel;
 use fuselage_explain::learned::{
     ExplainSet, ExplainSetConfig, GnnExplainer, GnnExplainerConfig, MaskOptimizer, PgConfig,
     PgExplainer, RgConfig, RgExplainer, evaluate_explainer, shipped_pg, shipped_rg,
@@ -30,25 +30,6 @@ const HELD_OUT_PER_NETWORK: usize = 100;
 /// Transformer groups per network (`ExplainSetConfig::transformers`, four networks).
 const TRANSFORMER_PER_NETWORK: usize = 50;
 
-/// The exact cost model at whatever β it is asked about.
-struct CostAtBeta(CostKind);
-
-impl Explainer for CostAtBeta {
-    fn name(&self) -> &str {
-        "cost"
-    }
-    fn explain(
-        &self,
-        g: &Graph,
-        group: &NodeSet,
-        beta: u64,
-        rng: &mut ChaCha8Rng,
-    ) -> Result<Explanation, ExplainError> {
-        let model: Box<dyn CostModel> = self.0.model(CostConfig::new(beta)?);
-        CostExplainer::new(model).explain(g, group, beta, rng)
-    }
-}
-
 /// Occlusion: an edge scores the fall of the classifier's logit when its messages alone are
 /// removed (one batch of E + 1 copies of the group).
 struct Occlusion(fuselage_gnn::GnnClassifier);
@@ -61,9 +42,10 @@ impl Explainer for Occlusion {
         &self,
         g: &Graph,
         group: &NodeSet,
-        beta: u64,
+        model: &dyn CostModel,
         _rng: &mut ChaCha8Rng,
     ) -> Result<Explanation, ExplainError> {
+        let beta = model.config().buffer_bytes();
         let (order, edges) = fuselage_explain::group_edges(g, group)?;
         let gg = fuselage_gnn::GroupGraph::new(g, group)?;
         let e = edges.len();
@@ -179,7 +161,7 @@ fn main() -> anyhow::Result<()> {
                     let default = GnnExplainerConfig::default();
                     let explainers: Vec<(&str, Box<dyn Explainer>)> = vec![
                         ("random", Box::new(RandomExplainer::default())),
-                        ("cost", Box::new(CostAtBeta(kind))),
+                        ("cost", Box::new(CostExplainer::new())),
                         ("gnne (default: 100 epochs, SGD at 10)", gnne(default)),
                         (
                             "gnne (25 epochs, SGD at 10: the reproduction's)",

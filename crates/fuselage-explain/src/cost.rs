@@ -1,6 +1,6 @@
 //! [`CostExplainer`]: explanations read off the exact cost model.
 
-use crate::error::{ExplainError, Result};
+use crate::error::Result;
 use crate::explainer::Explainer;
 use crate::explanation::{Explanation, Selection, group_edges};
 use fuselage_cost::CostModel;
@@ -20,6 +20,11 @@ use rand_chacha::ChaCha8Rng;
 /// No published explainer does this: it needs the cost model, which the learned explainers
 /// only imitate through the classifier. It shows what they are worth.
 ///
+/// It holds no cost model: it explains with the one each call hands it, the model the group is
+/// judged by ([`Explainer`]'s "one carrier for β"), so it judges at that model's β and element
+/// sizes, and shares its answers where the model is [`Cached`](fuselage_cost::Cached) (a
+/// splitter's, a search's).
+///
 /// Complexity: one cost-model call per part of each of the group's n − 1 cuts, O(n) calls.
 ///
 /// # Example
@@ -30,26 +35,21 @@ use rand_chacha::ChaCha8Rng;
 /// use rand::SeedableRng;
 /// let g = fuselage_zoo::build("vgg16").unwrap();
 /// let group = NodeSet::from_ids(g.len(), g.node_ids().take(12));
-/// let explainer = CostExplainer::new(Lbdf::new(CostConfig::kib(128)?));
+/// let model = Lbdf::new(CostConfig::kib(128)?);
 /// let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(0);
-/// let e = explainer.explain(&g, &group, 128 * 1024, &mut rng)?;
+/// let e = CostExplainer::new().explain(&g, &group, &model, &mut rng)?;
 /// assert!(e.edge_scores.iter().all(|s| (0.0..=1.0).contains(s)));
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
-#[derive(Clone, Debug)]
-pub struct CostExplainer<C> {
-    model: C,
+#[derive(Clone, Debug, Default)]
+pub struct CostExplainer {
     selection: Selection,
 }
 
-impl<C: CostModel> CostExplainer<C> {
-    /// An explainer over `model` (wrap it in [`Cached`](fuselage_cost::Cached) to share answers
-    /// with a splitter or a search).
-    pub fn new(model: C) -> Self {
-        CostExplainer {
-            model,
-            selection: Selection::default(),
-        }
+impl CostExplainer {
+    /// An explainer selecting edges by the default [`Selection`].
+    pub fn new() -> Self {
+        Self::default()
     }
 
     /// Selects edges by `selection`.
@@ -57,23 +57,18 @@ impl<C: CostModel> CostExplainer<C> {
         self.selection = selection;
         self
     }
-
-    /// The cost model.
-    pub fn model(&self) -> &C {
-        &self.model
-    }
-
-    /// The largest buffer requirement of the connected parts of `set`.
-    fn worst_part(&self, g: &Graph, set: &NodeSet) -> Result<u64> {
-        let mut worst = 0;
-        for part in components(g, set) {
-            worst = worst.max(self.model.evaluate(g, &part)?.buffer_bytes);
-        }
-        Ok(worst)
-    }
 }
 
-impl<C: CostModel> Explainer for CostExplainer<C> {
+/// The largest buffer requirement under `model` of the connected parts of `set`.
+fn worst_part(model: &dyn CostModel, g: &Graph, set: &NodeSet) -> Result<u64> {
+    let mut worst = 0;
+    for part in components(g, set) {
+        worst = worst.max(model.evaluate(g, &part)?.buffer_bytes);
+    }
+    Ok(worst)
+}
+
+impl Explainer for CostExplainer {
     fn name(&self) -> &str {
         "cost"
     }
@@ -82,33 +77,25 @@ impl<C: CostModel> Explainer for CostExplainer<C> {
         &self,
         g: &Graph,
         group: &NodeSet,
-        beta_bytes: u64,
+        model: &dyn CostModel,
         _rng: &mut ChaCha8Rng,
     ) -> Result<Explanation> {
-        let model_beta = self.model.config().buffer_bytes();
-        if model_beta != beta_bytes {
-            return Err(ExplainError::BetaMismatch {
-                explainer: self.name().to_string(),
-                model: model_beta,
-                asked: beta_bytes,
-            });
-        }
         let (order, edges) = group_edges(g, group)?;
-        let whole = self.model.evaluate(g, group)?;
+        let whole = model.evaluate(g, group)?;
         let total = whole.buffer_bytes.max(1) as f64;
         // fall[k]: relative fall of the cut after k nodes (k = 1..n-1).
         let n = order.len();
         let mut fall = vec![0.0f32; n];
         for (k, f) in fall.iter_mut().enumerate().take(n).skip(1) {
             let (head, tail) = order.cut(k);
-            let after = self.worst_part(g, &head)?.max(self.worst_part(g, &tail)?);
+            let after = worst_part(model, g, &head)?.max(worst_part(model, g, &tail)?);
             *f = ((total - after as f64) / total).max(0.0) as f32;
         }
         let scores: Vec<f32> = edges
             .iter()
             .map(|&(u, v)| order.cuts_of(u, v).map(|k| fall[k]).fold(0.0f32, f32::max))
             .collect();
-        let node_scores = match self.model.breakdown(g, group)? {
+        let node_scores = match model.breakdown(g, group)? {
             Some(items) => {
                 let mut s = vec![0.0f32; n];
                 for t in items {

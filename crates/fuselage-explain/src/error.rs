@@ -23,18 +23,6 @@ pub enum ExplainError {
         /// What is wrong with the set.
         reason: String,
     },
-    /// A β the explainer was not built for.
-    #[error(
-        "explainer {explainer} judges at β = {model} bytes but was asked about β = {asked} bytes"
-    )]
-    BetaMismatch {
-        /// The explainer's name.
-        explainer: String,
-        /// The β its cost model was built with.
-        model: u64,
-        /// The β asked about.
-        asked: u64,
-    },
     /// A bad setting (zero epochs, a share outside (0, 1], ...).
     #[error("bad explainer setting: {0}")]
     Config(String),

@@ -5,7 +5,8 @@
 //! and selects the most responsible edges ([`Explanation`]); the explanation-guided splitter of
 //! `fuselage-split` cuts there.
 //!
-//! - [`Explainer`]: the trait (group and β in, scores and a selection out, seeded).
+//! - [`Explainer`]: the trait (a group and the cost model it is judged by in, scores and a
+//!   selection out, seeded).
 //! - Baselines, always compiled: [`RandomExplainer`] (the floor) and [`CostExplainer`] (reads
 //!   the exact cost model: how much the buffer requirement falls when an edge is cut).
 //! - [`ExplainerKind`]: the built-in explainers by name, typed.
@@ -24,8 +25,12 @@
 //!
 //! Edges are numbered as [`fuselage_ir::order::GroupOrder::edges`] lists them, the order the
 //! classifier's edge weights follow, so a learned mask is an explanation without translation.
-//! The trait takes the group and β and nothing of the model: what an explainer explains is
-//! fixed when it is built, so a splitter can be generic over any explainer. The crate without
+//! The trait takes the group and the [`CostModel`](fuselage_cost::CostModel) the group is
+//! judged by. The model's config is the one carrier of β and the element sizes: no explainer
+//! holds a β of its own, so none can be asked about one buffer while judging at another (there
+//! is no mismatch left to report at run time), and [`CostExplainer`] explains with the caller's
+//! model, sharing its cached answers. What else an explainer reads (a classifier, a learned
+//! network) is fixed when it is built, so a splitter can be generic over any explainer. The crate without
 //! `learned` has no burn in its tree, which keeps `fuselage-split` and `fuselage-search` light.
 #![warn(missing_docs)]
 // No panic on a path user input can reach: each remaining expect names its invariant.

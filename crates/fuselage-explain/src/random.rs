@@ -3,6 +3,7 @@
 use crate::error::Result;
 use crate::explainer::Explainer;
 use crate::explanation::{Explanation, Selection, group_edges};
+use fuselage_cost::CostModel;
 use fuselage_ir::{Graph, NodeSet};
 use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
@@ -12,15 +13,17 @@ use rand_chacha::ChaCha8Rng;
 ///
 /// # Example
 /// ```
+/// use fuselage_cost::{CostConfig, Lbdf};
 /// use fuselage_explain::{Explainer, RandomExplainer};
 /// use fuselage_ir::NodeSet;
 /// use rand::SeedableRng;
 /// let g = fuselage_zoo::build("resnet18").unwrap();
 /// let group = NodeSet::from_ids(g.len(), g.node_ids().take(10));
+/// let model = Lbdf::new(CostConfig::kib(128)?);
 /// let e = |seed| RandomExplainer::default()
-///     .explain(&g, &group, 1 << 17, &mut rand_chacha::ChaCha8Rng::seed_from_u64(seed));
+///     .explain(&g, &group, &model, &mut rand_chacha::ChaCha8Rng::seed_from_u64(seed));
 /// assert_eq!(e(3)?, e(3)?);
-/// # Ok::<(), fuselage_explain::ExplainError>(())
+/// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Clone, Debug, Default)]
 pub struct RandomExplainer {
@@ -43,7 +46,7 @@ impl Explainer for RandomExplainer {
         &self,
         g: &Graph,
         group: &NodeSet,
-        _beta_bytes: u64,
+        _model: &dyn CostModel,
         rng: &mut ChaCha8Rng,
     ) -> Result<Explanation> {
         let (order, edges) = group_edges(g, group)?;

@@ -3,10 +3,11 @@
 
 #![cfg(feature = "learned")]
 
-use fuselage_cost::{CostConfig, Lbdf};
+use fuselage_cost::{CostConfig, CostModel, Lbdf};
 use fuselage_explain::learned::{
     ExplainSet, ExplainSetConfig, ExplainerMeta, GnnExplainer, GnnExplainerConfig, PgConfig,
-    PgExplainer, RgConfig, RgExplainer, fidelity, probe_scores, shipped_pg, shipped_rg,
+    PgExplainer, RgConfig, RgExplainer, evaluate_explainer, fidelity, probe_scores, shipped_pg,
+    shipped_rg,
 };
 use fuselage_explain::{CostExplainer, Explainer, RandomExplainer, render};
 use fuselage_gnn::explainable::RequiredOnly;
@@ -19,6 +20,11 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
 const BETA: u64 = 128 * 1024;
+
+/// The cost model every explanation is judged by: LBDF at β = [`BETA`].
+fn lbdf() -> Lbdf {
+    Lbdf::new(CostConfig::new(BETA).unwrap())
+}
 
 fn classifier() -> GnnClassifier {
     shipped(CostKind::Lbdf, &default_device()).unwrap()
@@ -35,9 +41,7 @@ fn all_explainers(clf: &GnnClassifier) -> Vec<Box<dyn Explainer>> {
         Box::new(GnnExplainer::new(clf.clone())),
         Box::new(shipped_pg(clf.clone()).unwrap()),
         Box::new(shipped_rg(clf.clone()).unwrap()),
-        Box::new(CostExplainer::new(Lbdf::new(
-            CostConfig::new(BETA).unwrap(),
-        ))),
+        Box::new(CostExplainer::new()),
         Box::new(RandomExplainer::default()),
     ]
 }
@@ -51,7 +55,7 @@ fn every_explainer_scores_every_edge_and_is_seeded() {
     assert!(n_edges >= 30);
     for e in all_explainers(&clf) {
         let run = |seed| {
-            e.explain(&g, &set, BETA, &mut ChaCha8Rng::seed_from_u64(seed))
+            e.explain(&g, &set, &lbdf(), &mut ChaCha8Rng::seed_from_u64(seed))
                 .unwrap()
         };
         let a = run(7);
@@ -261,6 +265,57 @@ fn training_is_seeded_and_round_trips_through_a_checkpoint() {
     );
 }
 
+/// Records the configuration of every cost model it is handed; explains at random.
+#[derive(Default)]
+struct SeenConfigs(std::sync::Mutex<Vec<CostConfig>>);
+
+impl Explainer for SeenConfigs {
+    fn name(&self) -> &str {
+        "seen"
+    }
+    fn explain(
+        &self,
+        g: &Graph,
+        group: &NodeSet,
+        model: &dyn CostModel,
+        rng: &mut ChaCha8Rng,
+    ) -> fuselage_explain::Result<fuselage_explain::Explanation> {
+        self.0.lock().unwrap().push(*model.config());
+        RandomExplainer::default().explain(g, group, model, rng)
+    }
+}
+
+/// The set's element sizes travel with each instance to the model the metrics hand the
+/// explainer: no β is rebuilt into a config that drops them (issue 35).
+#[test]
+fn an_explain_set_carries_its_element_sizes_to_the_metrics() {
+    let clf = classifier();
+    let mut cfg = ExplainSetConfig::training(5, 3);
+    cfg.networks.truncate(2);
+    cfg.activation_element_bytes = 2;
+    let set = ExplainSet::collect(&cfg, &clf).unwrap();
+    assert!(!set.instances.is_empty());
+    for inst in &set.instances {
+        let c = inst.config;
+        assert_eq!(
+            (c.weight_element_bytes(), c.activation_element_bytes()),
+            (1, 2)
+        );
+        assert!(cfg.betas_kib.contains(&(c.buffer_bytes() / 1024)));
+        let exact = CostKind::Lbdf.model(c);
+        assert!(
+            !exact
+                .evaluate(set.graph_of(inst), &inst.group)
+                .unwrap()
+                .valid
+        );
+    }
+    let seen = SeenConfigs::default();
+    evaluate_explainer(&seen, &clf, &set, 0).unwrap();
+    let configs: Vec<CostConfig> = set.instances.iter().map(|i| i.config).collect();
+    assert_eq!(*seen.0.lock().unwrap(), configs);
+}
+
 #[test]
 fn explainers_and_metrics_are_generic_over_the_model() {
     let clf = classifier();
@@ -275,7 +330,7 @@ fn explainers_and_metrics_are_generic_over_the_model() {
     assert!((plus - plus2).abs() < 1e-4 && (minus - minus2).abs() < 1e-4);
     // PG and RG read only the embeddings at inference: the same explanations, bit for bit.
     let run = |e: &dyn Explainer| {
-        e.explain(&g, &set, BETA, &mut ChaCha8Rng::seed_from_u64(1))
+        e.explain(&g, &set, &lbdf(), &mut ChaCha8Rng::seed_from_u64(1))
             .unwrap()
     };
     let pg = shipped_pg(other()).unwrap();

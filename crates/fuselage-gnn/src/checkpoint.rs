@@ -357,7 +357,8 @@ pub fn probe_groups() -> Result<(fuselage_ir::Graph, Vec<fuselage_ir::NodeSet>)>
 pub fn probe(clf: &GnnClassifier) -> Result<Vec<f32>> {
     use crate::model::ValidityModel;
     let (g, groups) = probe_groups()?;
-    clf.invalid_probabilities(&g, &groups, PROBE_BETA)
+    // The probe's setting: a unified buffer of PROBE_BETA, 1-byte elements.
+    clf.invalid_probabilities(&g, &groups, &fuselage_cost::CostConfig::new(PROBE_BETA)?)
 }
 
 /// The metadata of the checkpoint shipped for `kind` over features `set`.
@@ -407,12 +408,12 @@ pub fn shipped_from(kind: CostKind, set: FeatureSet, device: &Device) -> Result<
 ///
 /// # Example
 /// ```
-/// use fuselage_gnn::{CostKind, ValidityModel, default_device, shipped};
+/// use fuselage_gnn::{CostConfig, CostKind, ValidityModel, default_device, shipped};
 /// use fuselage_ir::NodeSet;
 /// let clf = shipped(CostKind::Lbdf, &default_device())?;
 /// let g = fuselage_zoo::build("resnet50")?;
 /// let whole = NodeSet::full(g.len());
-/// assert!(clf.is_invalid(&g, &whole, 128 * 1024)?);
+/// assert!(clf.is_invalid(&g, &whole, &CostConfig::kib(128)?)?);
 /// # Ok::<(), fuselage_gnn::GnnError>(())
 /// ```
 pub fn shipped(kind: CostKind, device: &Device) -> Result<GnnClassifier> {

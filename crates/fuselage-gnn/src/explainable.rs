@@ -56,6 +56,7 @@ use fuselage_cost::CostKind;
 /// every logit by a temperature. Its gradient comes from the provided autodiff.
 /// ```
 /// use burn::prelude::*;
+/// use fuselage_cost::CostConfig;
 /// use fuselage_gnn::features::DeviceBatch;
 /// use fuselage_gnn::{
 ///     CostKind, ExplainableModel, FeatureSet, GnnClassifier, GraphBatch, GroupGraph, Result,
@@ -68,10 +69,11 @@ use fuselage_cost::CostKind;
 ///
 /// impl ValidityModel for Tempered {
 ///     fn name(&self) -> &str { "tempered" }
-///     fn invalid_probabilities(&self, g: &Graph, groups: &[NodeSet], beta: u64)
+///     fn invalid_probabilities(&self, g: &Graph, groups: &[NodeSet], config: &CostConfig)
 ///         -> Result<Vec<f32>>
 ///     {
 ///         let encoded = groups.iter().map(|s| GroupGraph::new(g, s)).collect::<Result<Vec<_>>>()?;
+///         let beta = config.buffer_bytes();
 ///         let items: Vec<_> = encoded.iter().map(|gg| (gg, beta, None)).collect();
 ///         let z = self.logits(&items)?;
 ///         Ok(z.iter().map(|z| 1.0 / (1.0 + (-z).exp())).collect())
@@ -261,9 +263,9 @@ impl<M: ValidityModel> ValidityModel for RequiredOnly<M> {
         &self,
         g: &fuselage_ir::Graph,
         groups: &[fuselage_ir::NodeSet],
-        beta_bytes: u64,
+        config: &fuselage_cost::CostConfig,
     ) -> Result<Vec<f32>> {
-        self.0.invalid_probabilities(g, groups, beta_bytes)
+        self.0.invalid_probabilities(g, groups, config)
     }
 }
 

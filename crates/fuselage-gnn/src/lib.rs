@@ -34,11 +34,12 @@
 //! compiled of flex, ndarray, wgpu, unless `FUSELAGE_GNN_BACKEND` names one.
 //!
 //! ```
-//! use fuselage_gnn::{CostKind, classify};
+//! use fuselage_gnn::{CostConfig, CostKind, classify};
 //! use fuselage_ir::NodeSet;
 //! let g = fuselage_zoo::build("resnet18")?;
 //! let first_three = NodeSet::from_ids(g.len(), g.node_ids().take(3));
-//! let p = classify(&g, &[first_three, NodeSet::full(g.len())], 256 * 1024, CostKind::Lbdf)?;
+//! let beta = CostConfig::kib(256)?;
+//! let p = classify(&g, &[first_three, NodeSet::full(g.len())], &beta, CostKind::Lbdf)?;
 //! assert!(p[0] < 0.5 && p[1] > 0.5);
 //! # Ok::<(), fuselage_gnn::GnnError>(())
 //! ```
@@ -71,7 +72,7 @@ pub use error::{GnnError, Result};
 pub use explainable::ExplainableModel;
 pub use features::{BROAD_EXTRA, FEATURE_DIM, FeatureSet, GraphBatch, GroupGraph};
 /// The built-in cost models, which label the data set (defined in `fuselage-cost`).
-pub use fuselage_cost::CostKind;
+pub use fuselage_cost::{CostConfig, CostKind};
 pub use grad::Trace;
 pub use model::{
     ExactValidity, Gnn, GnnClassifier, GnnConfig, GraphConv, MAX_HIDDEN, MAX_LAYERS, ValidityModel,
@@ -120,8 +121,8 @@ pub fn default_device() -> Device {
         .expect("fuselage-gnn needs one of the features flex, ndarray or wgpu")
 }
 
-/// The probability that each of `groups` is invalid at `beta_bytes` under cost model `kind`,
-/// by the shipped classifier on the [`default_device`].
+/// The probability that each of `groups` is invalid at `config` under cost model `kind`, by
+/// the shipped classifier on the [`default_device`] (which reads the config's β).
 ///
 /// # Errors
 /// [`GnnError::BadGroup`] for a set that is not a group of `g`; [`GnnError::Checkpoint`] if no
@@ -129,8 +130,8 @@ pub fn default_device() -> Device {
 pub fn classify(
     g: &Graph,
     groups: &[NodeSet],
-    beta_bytes: u64,
+    config: &CostConfig,
     kind: CostKind,
 ) -> Result<Vec<f32>> {
-    shipped(kind, &default_device())?.invalid_probabilities(g, groups, beta_bytes)
+    shipped(kind, &default_device())?.invalid_probabilities(g, groups, config)
 }

@@ -220,6 +220,12 @@ impl Gnn {
 
 /// The probability that a fusion group is invalid (does not fit the buffer) at β.
 ///
+/// Every question names the [`CostConfig`] it is asked at: β (the buffer) and the element
+/// sizes travel together, as the cost model's own [`config`](CostModel::config) carries them,
+/// so a validity model is never handed a bare β that could disagree with the cost model's.
+/// A model reads what it needs of it ([`GnnClassifier`] reads β alone; [`ExactValidity`]
+/// costs each group at the whole config).
+///
 /// Required: [`name`](ValidityModel::name) and
 /// [`invalid_probabilities`](ValidityModel::invalid_probabilities), which answers a batch;
 /// [`invalid_probability`](ValidityModel::invalid_probability) (one group) and
@@ -228,18 +234,21 @@ impl Gnn {
 /// # Example
 /// A downstream model that calls every group with more than `n` nodes invalid:
 /// ```
+/// use fuselage_cost::CostConfig;
 /// use fuselage_gnn::{Result, ValidityModel};
 /// use fuselage_ir::{Graph, NodeSet};
 /// struct BySize(usize);
 /// impl ValidityModel for BySize {
 ///     fn name(&self) -> &str { "by-size" }
-///     fn invalid_probabilities(&self, _g: &Graph, groups: &[NodeSet], _beta: u64) -> Result<Vec<f32>> {
+///     fn invalid_probabilities(&self, _g: &Graph, groups: &[NodeSet], _config: &CostConfig)
+///         -> Result<Vec<f32>>
+///     {
 ///         Ok(groups.iter().map(|s| if s.len() > self.0 { 1.0 } else { 0.0 }).collect())
 ///     }
 /// }
 /// let g = fuselage_zoo::build("resnet18")?;
 /// let all = NodeSet::full(g.len());
-/// assert!(BySize(10).is_invalid(&g, &all, 256 * 1024)?);
+/// assert!(BySize(10).is_invalid(&g, &all, &CostConfig::kib(256)?)?);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub trait ValidityModel: Send + Sync {
@@ -247,7 +256,7 @@ pub trait ValidityModel: Send + Sync {
     fn name(&self) -> &str;
 
     /// For each group (a non-empty weakly connected set of `g`'s nodes), the probability that it
-    /// is invalid at a buffer of `beta_bytes` bytes.
+    /// is invalid at `config` (its buffer and element sizes).
     ///
     /// # Errors
     /// [`GnnError::BadGroup`] or [`GnnError::Cost`] for a set that is not a group of `g`.
@@ -255,15 +264,15 @@ pub trait ValidityModel: Send + Sync {
         &self,
         g: &Graph,
         groups: &[NodeSet],
-        beta_bytes: u64,
+        config: &CostConfig,
     ) -> Result<Vec<f32>>;
 
     /// The probability that one group is invalid.
     ///
     /// # Errors
     /// As [`invalid_probabilities`](ValidityModel::invalid_probabilities).
-    fn invalid_probability(&self, g: &Graph, group: &NodeSet, beta_bytes: u64) -> Result<f32> {
-        let p = self.invalid_probabilities(g, std::slice::from_ref(group), beta_bytes)?;
+    fn invalid_probability(&self, g: &Graph, group: &NodeSet, config: &CostConfig) -> Result<f32> {
+        let p = self.invalid_probabilities(g, std::slice::from_ref(group), config)?;
         Ok(p[0])
     }
 
@@ -271,14 +280,14 @@ pub trait ValidityModel: Send + Sync {
     ///
     /// # Errors
     /// As [`invalid_probabilities`](ValidityModel::invalid_probabilities).
-    fn is_invalid(&self, g: &Graph, group: &NodeSet, beta_bytes: u64) -> Result<bool> {
-        Ok(self.invalid_probability(g, group, beta_bytes)? > 0.5)
+    fn is_invalid(&self, g: &Graph, group: &NodeSet, config: &CostConfig) -> Result<bool> {
+        Ok(self.invalid_probability(g, group, config)? > 0.5)
     }
 }
 
 /// The exact validity of a cost model as a [`ValidityModel`]: probability 1 for an invalid
-/// group, 0 for a valid one. The cost model's own β is ignored; each call is costed at the β
-/// it asks for.
+/// group, 0 for a valid one. Each call is costed by the model made at the [`CostConfig`] it
+/// is asked about, element sizes included.
 ///
 /// # Example
 /// ```
@@ -287,7 +296,13 @@ pub trait ValidityModel: Send + Sync {
 /// use fuselage_ir::NodeSet;
 /// let exact = ExactValidity::new(|c: CostConfig| Lbdf::new(c), "lbdf");
 /// let g = fuselage_zoo::build("vgg16")?;
-/// assert_eq!(exact.invalid_probability(&g, &NodeSet::full(g.len()), 128 * 1024)?, 1.0);
+/// let all = NodeSet::full(g.len());
+/// assert_eq!(exact.invalid_probability(&g, &all, &CostConfig::kib(128)?)?, 1.0);
+/// // A group that fits 1-byte elements can overflow the same buffer at 4 bytes each.
+/// let two = NodeSet::from_ids(g.len(), g.node_ids().take(2));
+/// let one_byte = CostConfig::kib(64)?;
+/// assert_eq!(exact.invalid_probability(&g, &two, &one_byte)?, 0.0);
+/// assert_eq!(exact.invalid_probability(&g, &two, &one_byte.with_element_bytes(4)?)?, 1.0);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub struct ExactValidity<F> {
@@ -323,9 +338,9 @@ where
         &self,
         g: &Graph,
         groups: &[NodeSet],
-        beta_bytes: u64,
+        config: &CostConfig,
     ) -> Result<Vec<f32>> {
-        let model = (self.make)(CostConfig::new(beta_bytes)?);
+        let model = (self.make)(*config);
         groups
             .iter()
             .map(|s| {
@@ -446,12 +461,16 @@ impl ValidityModel for GnnClassifier {
         &self.name
     }
 
+    /// Reads β alone, the config's buffer in all
+    /// ([`buffer_bytes`](CostConfig::buffer_bytes)): the network was trained on one unified
+    /// buffer with 1-byte elements, and has no input for the element sizes.
     fn invalid_probabilities(
         &self,
         g: &Graph,
         groups: &[NodeSet],
-        beta_bytes: u64,
+        config: &CostConfig,
     ) -> Result<Vec<f32>> {
+        let beta_bytes = config.buffer_bytes();
         let encoded = groups
             .iter()
             .map(|s| GroupGraph::new(g, s))

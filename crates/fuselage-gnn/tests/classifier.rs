@@ -56,14 +56,22 @@ fn exact_validity_agrees_with_the_cost_model() {
         .map(|i| NodeSet::from_ids(g.len(), g.node_ids().skip(i * 3).take(1 + i)))
         .filter(|s| g.is_connected_set(s))
         .collect();
-    let p = exact
-        .invalid_probabilities(&g, &groups, 256 * 1024)
-        .unwrap();
-    let lbdf = Lbdf::new(CostConfig::kib(256).unwrap());
-    for (s, p) in groups.iter().zip(p) {
-        let valid = lbdf.evaluate(&g, s).unwrap().valid;
-        assert_eq!(p, if valid { 0.0 } else { 1.0 });
+    // At 1-byte elements, and at 4-byte ones: the config asked about is costed whole, its
+    // element sizes kept (they used to be dropped by a rebuild from β alone).
+    let one = CostConfig::kib(256).unwrap();
+    let mut flips = 0;
+    for config in [one, one.with_element_bytes(4).unwrap()] {
+        let p = exact.invalid_probabilities(&g, &groups, &config).unwrap();
+        let lbdf = Lbdf::new(config);
+        for (s, p) in groups.iter().zip(p) {
+            let valid = lbdf.evaluate(&g, s).unwrap().valid;
+            assert_eq!(p, if valid { 0.0 } else { 1.0 });
+            flips += usize::from(
+                config != one && valid != Lbdf::new(one).evaluate(&g, s).unwrap().valid,
+            );
+        }
     }
+    assert!(flips > 0, "no group changes verdict with the element size");
     assert_eq!(exact.name(), "exact-lbdf");
 }
 
@@ -188,9 +196,10 @@ fn batched_and_single_predictions_agree_and_edge_weights_matter() {
     let device = default_device();
     let clf = shipped(CostKind::Lbdf, &device).unwrap();
     let (g, groups) = probe_groups().unwrap();
-    let all = clf.invalid_probabilities(&g, &groups, PROBE_BETA).unwrap();
+    let probe = CostConfig::new(PROBE_BETA).unwrap();
+    let all = clf.invalid_probabilities(&g, &groups, &probe).unwrap();
     for (s, p) in groups.iter().zip(&all) {
-        let one = clf.invalid_probability(&g, s, PROBE_BETA).unwrap();
+        let one = clf.invalid_probability(&g, s, &probe).unwrap();
         assert!((one - p).abs() < 1e-4);
     }
     let gg = GroupGraph::new(&g, &groups[15]).unwrap();
@@ -226,10 +235,11 @@ fn a_batch_cut_into_parallel_chunks_answers_each_group_as_alone() {
         .collect();
     let nodes: usize = groups.iter().map(NodeSet::len).sum();
     assert!(nodes > 3 * fuselage_gnn::model::CHUNK_NODES, "{nodes}");
-    let all = clf.invalid_probabilities(&g, &groups, 256 * 1024).unwrap();
+    let beta = CostConfig::kib(256).unwrap();
+    let all = clf.invalid_probabilities(&g, &groups, &beta).unwrap();
     assert_eq!(all.len(), groups.len());
     for (s, p) in groups.iter().zip(&all) {
-        let one = clf.invalid_probability(&g, s, 256 * 1024).unwrap();
+        let one = clf.invalid_probability(&g, s, &beta).unwrap();
         assert!(
             (one - p).abs() < 1e-5,
             "{} nodes: {one} alone, {p} batched",

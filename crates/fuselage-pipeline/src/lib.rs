@@ -27,9 +27,12 @@
 //! [`sweep`] is the buffer sweep: the exact optimal DRAM against a unified buffer's size, with
 //! the sizes at which the optimal plan changes.
 //!
-//! One cost model serves the search, the splitter and the cost explainer: a kind is wrapped in
+//! One cost model serves the search, the splitter and the explainer: a kind is wrapped in
 //! [`Cached`], and a model passed in is used as it is (pass a [`Cached`] one, shared between
-//! planners if you like: a cache never changes an answer).
+//! planners if you like: a cache never changes an answer). The splitter hands that model to
+//! the explainer with every group, so its config is the one carrier of β and the element
+//! sizes from the search to the explanation; the hardware's is checked against it once, in
+//! [`Planner::run`] ([`PipelineError::HardwareMismatch`]).
 //!
 //! ```
 //! use fuselage_cost::{CostConfig, CostKind};
@@ -133,12 +136,14 @@ impl Optimum {
     }
 }
 
-/// What the cost explainer and a factory may read when making an explainer.
+/// What a factory may read when making an explainer.
 pub struct ExplainerRequest<'r> {
     /// The built-in cost model the pipeline runs, when it runs one (the learned explainers
     /// read that model's classifier).
     pub cost_kind: Option<CostKind>,
-    /// The pipeline's cost model (cached), for explainers that read costs.
+    /// The pipeline's cost model (cached): the one the splitter hands the explainer with every
+    /// group. A factory may read its configuration (the facade refuses the learned explainers
+    /// on split buffers); an explainer needs no copy of it.
     pub model: &'r Arc<dyn CostModel>,
 }
 
@@ -165,10 +170,10 @@ impl ExplainerFactory for Baselines {
     fn explainer(
         &self,
         kind: ExplainerKind,
-        request: &ExplainerRequest<'_>,
+        _request: &ExplainerRequest<'_>,
     ) -> Result<Box<dyn Explainer>> {
         match kind {
-            ExplainerKind::Cost => Ok(Box::new(CostExplainer::new(request.model.clone()))),
+            ExplainerKind::Cost => Ok(Box::new(CostExplainer::new())),
             ExplainerKind::Random => Ok(Box::new(RandomExplainer::default())),
             ExplainerKind::Gnne | ExplainerKind::Pg | ExplainerKind::Rg => {
                 Err(PipelineError::ExplainerUnavailable {
@@ -386,7 +391,9 @@ impl<'a> Planner<'a> {
     }
 
     /// Repairs invalid groups with [`ExplainedSplitter`] over the explainer `make` returns, called
-    /// with the pipeline's cost model (for a downstream explainer that reads costs).
+    /// once the pipeline's cost model exists, with its [`ExplainerRequest`] (for a downstream
+    /// explainer made from the model's kind or configuration; every call of the explainer is
+    /// handed the model itself).
     pub fn explainer_made_by(
         mut self,
         make: impl FnOnce(&ExplainerRequest<'_>) -> Result<Box<dyn Explainer>> + 'a,

@@ -175,7 +175,7 @@ impl<'a> Report<'a> {
             .run()?;
         let diff = file.diff(&optimum.plan_file);
         let differs = differing_groups(report.dram_bytes, optimum.plan_file.dram_bytes, &diff);
-        let explainer = CostExplainer::new(self.model.clone());
+        let explainer = CostExplainer::new();
         let beta = model.config().buffer_bytes();
         let mut groups = Vec::with_capacity(self.plan.len());
         for (gi, (set, entry)) in self.plan.groups.iter().zip(&file.groups).enumerate() {
@@ -184,7 +184,7 @@ impl<'a> Report<'a> {
             key.sort();
             let edges: Vec<Value> = if set.len() > 1 {
                 let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(0);
-                let e = explainer.explain(g, set, beta, &mut rng)?;
+                let e = explainer.explain(g, set, model, &mut rng)?;
                 e.ranking()
                     .iter()
                     .take(5)

@@ -39,7 +39,7 @@
 //!   recursive part, success or failure) is kept in a [`SplitMemo`]. The cost model's answers
 //!   are memoised by wrapping it in [`Cached`](fuselage_cost::Cached), which is the caller's
 //!   job (the command line does it, and shares the one cache between the search, the splitter
-//!   and a `CostExplainer`).
+//!   and a `CostExplainer`, which explains with the model the splitter hands it).
 //! - **Purity, hence sharing.** The explainer's rng is seeded from the splitter's seed and the
 //!   group's node ids, never from the search's rng (which only the random fallback uses). So the
 //!   result of Algorithm 1 on a group is a function of the group, for a given graph, cost model,
@@ -155,10 +155,10 @@ impl SplitMemo {
 /// [`CostModel`], falling back to random cuts where it fails. See the module docs for the
 /// algorithm, memoisation and determinism.
 ///
-/// The explainer is asked about β = the cost model's
-/// [`buffer_bytes`](fuselage_cost::CostConfig::buffer_bytes). Wrap the model in
-/// [`Cached`](fuselage_cost::Cached), and give the explainer the same cached model where it
-/// reads one.
+/// The explainer is handed the splitter's cost model with every group
+/// ([`Explainer::explain`]), so it explains at that model's β and element sizes, the one
+/// carrier of both: an explainer and a splitter cannot disagree on β. Wrap the model in
+/// [`Cached`](fuselage_cost::Cached) and the explainer's cost-model calls share its answers.
 ///
 /// # Example
 /// ```
@@ -169,7 +169,7 @@ impl SplitMemo {
 /// use rand::SeedableRng;
 /// let g = fuselage_zoo::build("resnet18").unwrap();
 /// let model = Cached::new(Lbdf::new(CostConfig::kib(128)?));
-/// let splitter = ExplainedSplitter::new(CostExplainer::new(&model), &model).with_seed(7);
+/// let splitter = ExplainedSplitter::new(CostExplainer::new(), &model).with_seed(7);
 /// let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(1);
 /// let all = NodeSet::full(g.len());
 /// let split = splitter.split(&g, &all, &mut rng)?;
@@ -216,7 +216,6 @@ impl Candidate {
 /// What one top-level call accumulates.
 struct Run<'g> {
     g: &'g Graph,
-    beta: u64,
     explanations: u64,
     explain_time: Duration,
     cost_time: Duration,
@@ -388,7 +387,7 @@ impl<E: Explainer, C: CostModel> ExplainedSplitter<E, C> {
         let g = run.g;
         let mut rng = ChaCha8Rng::seed_from_u64(group_seed(self.seed, group));
         let start = Instant::now();
-        let explained = self.explainer.explain(g, group, run.beta, &mut rng);
+        let explained = self.explainer.explain(g, group, &self.model, &mut rng);
         run.explain_time += start.elapsed();
         run.explanations += 1;
         let e = explained?;
@@ -466,7 +465,6 @@ impl<E: Explainer, C: CostModel> Splitter for ExplainedSplitter<E, C> {
         let start = Instant::now();
         let mut run = Run {
             g,
-            beta: self.model.config().buffer_bytes(),
             explanations: 0,
             explain_time: Duration::ZERO,
             cost_time: Duration::ZERO,
@@ -566,7 +564,7 @@ mod tests {
             &self,
             g: &Graph,
             group: &NodeSet,
-            _beta: u64,
+            _model: &dyn CostModel,
             _rng: &mut ChaCha8Rng,
         ) -> fuselage_explain::Result<Explanation> {
             (self.1)(g, group)
@@ -789,13 +787,11 @@ mod tests {
         let model = Cached::new(Lbdf::new(CostConfig::kib(128).unwrap()));
         let memo = Arc::new(SplitMemo::new());
         let all = NodeSet::full(g.len());
-        let first =
-            ExplainedSplitter::new(CostExplainer::new(&model), &model).with_memo(memo.clone());
+        let first = ExplainedSplitter::new(CostExplainer::new(), &model).with_memo(memo.clone());
         let a = first.split(&g, &all, &mut rng(0)).unwrap();
         let (misses, hits) = (memo.stats().misses, memo.stats().hits);
         assert!(misses >= 1);
-        let second =
-            ExplainedSplitter::new(CostExplainer::new(&model), &model).with_memo(memo.clone());
+        let second = ExplainedSplitter::new(CostExplainer::new(), &model).with_memo(memo.clone());
         let b = second.split(&g, &all, &mut rng(99)).unwrap();
         assert_eq!(a, b);
         assert_eq!(memo.stats().misses, misses);
@@ -804,7 +800,7 @@ mod tests {
         assert_eq!((st.invalid_groups, st.explanations), (1, 0));
         assert_eq!(st.rectified, u64::from(!b.fell_back));
         // Another seed would give other answers: refused.
-        let other = ExplainedSplitter::new(CostExplainer::new(&model), &model)
+        let other = ExplainedSplitter::new(CostExplainer::new(), &model)
             .with_seed(5)
             .with_memo(memo.clone());
         assert!(matches!(
@@ -820,15 +816,17 @@ mod tests {
         let g = hourglass();
         let model = Lbdf::new(CostConfig::kib(12).unwrap());
         let all = NodeSet::full(g.len());
-        // An explainer built for another β.
-        let wrong = CostExplainer::new(Lbdf::new(CostConfig::kib(16).unwrap()));
-        let err = ExplainedSplitter::new(wrong, model)
+        // An explainer that fails: its error comes back as the split's.
+        let failing = ByFn("failing", |_: &Graph, _: &NodeSet| {
+            Err(ExplainError::Config("no answer".into()))
+        });
+        let err = ExplainedSplitter::new(failing, model)
             .split(&g, &all, &mut rng(0))
             .unwrap_err();
-        assert!(matches!(
-            err,
-            SplitError::Explain(ExplainError::BetaMismatch { .. })
-        ));
+        assert!(
+            matches!(err, SplitError::Explain(ExplainError::Config(ref m)) if m == "no answer"),
+            "{err}"
+        );
         // An explanation whose edge is not in the group.
         let outside = ByFn("outside", |g: &Graph, group: &NodeSet| {
             let (order, _) = group_edges(g, group)?;

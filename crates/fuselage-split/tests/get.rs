@@ -1,6 +1,6 @@
 //! `ExplainedSplitter` end to end: a known bottleneck cut in one step (issue 7, acceptance point 5),
-//! valid and acyclic splits of random plans of zoo networks, determinism, and a property test
-//! over random groups.
+//! valid and acyclic splits of random plans of zoo networks, determinism, a property test
+//! over random groups, and the explainer judging by the splitter's own model (issue 35).
 
 use fuselage_cost::{Cached, CostConfig, CostModel, Lbdf};
 use fuselage_explain::{CostExplainer, Explainer, RandomExplainer};
@@ -66,12 +66,12 @@ impl<E: Explainer> Explainer for Counting<E> {
         &self,
         g: &Graph,
         group: &NodeSet,
-        beta: u64,
+        model: &dyn CostModel,
         rng: &mut ChaCha8Rng,
     ) -> fuselage_explain::Result<fuselage_explain::Explanation> {
         self.calls
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        self.inner.explain(g, group, beta, rng)
+        self.inner.explain(g, group, model, rng)
     }
 }
 
@@ -106,7 +106,7 @@ fn the_cost_explainer_cuts_a_known_skip_bottleneck_in_one_step() {
     assert_eq!(model.evaluate(&g, &rest).unwrap().buffer_bytes, 15_410);
 
     let explainer = Counting {
-        inner: CostExplainer::new(&model),
+        inner: CostExplainer::new(),
         calls: Default::default(),
     };
     let splitter = ExplainedSplitter::new(&explainer, &model).with_seed(3);
@@ -148,6 +148,64 @@ fn the_cost_explainer_cuts_a_known_skip_bottleneck_in_one_step() {
         let dram: u64 = r.groups.iter().map(|p| model.dram(&g, p).unwrap()).sum();
         assert!(dram >= best, "seed {seed}: {dram} < {best}");
     }
+}
+
+/// The cost explainer, recording each group it explains, the configuration of the model
+/// it is handed, and its answer.
+#[derive(Default)]
+struct Recording(std::sync::Mutex<Vec<(NodeSet, CostConfig, fuselage_explain::Explanation)>>);
+
+impl Explainer for Recording {
+    fn name(&self) -> &str {
+        "cost"
+    }
+    fn explain(
+        &self,
+        g: &Graph,
+        group: &NodeSet,
+        model: &dyn CostModel,
+        rng: &mut ChaCha8Rng,
+    ) -> fuselage_explain::Result<fuselage_explain::Explanation> {
+        let e = CostExplainer::new().explain(g, group, model, rng)?;
+        let mut seen = self.0.lock().unwrap();
+        seen.push((group.clone(), *model.config(), e.clone()));
+        Ok(e)
+    }
+}
+
+/// β is carried once: the explainer in a splitter judges by the splitter's own model (its
+/// β and element sizes), so its explanations are those computed directly with that model,
+/// and no explainer built for another β can be asked (issue 35).
+#[test]
+fn the_cost_explainer_judges_at_the_splitters_beta_and_element_sizes() {
+    let g = hourglass();
+    let all = NodeSet::full(g.len());
+    let one_byte = CostConfig::kib(12).unwrap();
+    let config = one_byte.with_element_sizes(1, 2).unwrap();
+    let model = Cached::new(Lbdf::new(config));
+    let splitter = ExplainedSplitter::new(Recording::default(), &model);
+    splitter
+        .split(&g, &all, &mut ChaCha8Rng::seed_from_u64(0))
+        .unwrap();
+    let seen = splitter.explainer().0.lock().unwrap();
+    assert!(!seen.is_empty());
+    let other = Lbdf::new(one_byte);
+    let mut differs = false;
+    for (group, seen_config, e) in seen.iter() {
+        assert_eq!(*seen_config, config);
+        let direct = CostExplainer::new();
+        let at = |m: &dyn CostModel| {
+            direct
+                .explain(&g, group, m, &mut ChaCha8Rng::seed_from_u64(0))
+                .unwrap()
+        };
+        assert_eq!(*e, at(&model));
+        differs |= at(&other) != *e;
+    }
+    assert!(
+        differs,
+        "no explanation depends on the element sizes: the test shows nothing"
+    );
 }
 
 /// Checks that `split` partitions `group` into connected parts, each valid or an unfusable
@@ -197,7 +255,7 @@ fn random_plans_of_zoo_networks_are_repaired_validly_and_acyclically() {
     for name in ["mobilenet_v2", "resnet50", "efficientnet_b0"] {
         let g = fuselage_zoo::build(name).unwrap();
         let model = Cached::new(Lbdf::new(CostConfig::kib(128).unwrap()));
-        let cost = ExplainedSplitter::new(CostExplainer::new(&model), &model).with_seed(1);
+        let cost = ExplainedSplitter::new(CostExplainer::new(), &model).with_seed(1);
         let random = ExplainedSplitter::new(RandomExplainer::default(), &model).with_seed(1);
         let mut rng = ChaCha8Rng::seed_from_u64(11);
         let mut met = 0;
@@ -230,7 +288,7 @@ fn the_whole_network_as_one_group_splits_into_a_valid_acyclic_plan() {
     for name in ["mobilenet_v2", "resnet50", "efficientnet_b0"] {
         let g = fuselage_zoo::build(name).unwrap();
         let model = Cached::new(Lbdf::new(CostConfig::kib(128).unwrap()));
-        let s = ExplainedSplitter::new(CostExplainer::new(&model), &model);
+        let s = ExplainedSplitter::new(CostExplainer::new(), &model);
         let all = NodeSet::full(g.len());
         let split = s
             .split(&g, &all, &mut ChaCha8Rng::seed_from_u64(0))
@@ -260,7 +318,7 @@ proptest! {
         let explainer: Box<dyn Explainer> = if random_explainer {
             Box::new(RandomExplainer::default())
         } else {
-            Box::new(CostExplainer::new(&model))
+            Box::new(CostExplainer::new())
         };
         let s = ExplainedSplitter::new(explainer, &model).with_seed(seed);
         let a = s.split(&g, &group, &mut ChaCha8Rng::seed_from_u64(seed)).unwrap();
@@ -290,11 +348,11 @@ fn a_split_memo_is_not_shared_by_the_same_network_at_another_resolution() {
     let large = fuselage_zoo::build_at("resnet18", 448).unwrap();
     let model = Lbdf::new(CostConfig::kib(128).unwrap());
     let all = NodeSet::full(small.len());
-    let fresh = ExplainedSplitter::new(CostExplainer::new(&model), &model)
+    let fresh = ExplainedSplitter::new(CostExplainer::new(), &model)
         .split(&large, &all, &mut ChaCha8Rng::seed_from_u64(0))
         .unwrap();
     let memo = std::sync::Arc::new(fuselage_split::SplitMemo::new());
-    let shared = ExplainedSplitter::new(CostExplainer::new(&model), &model).with_memo(memo.clone());
+    let shared = ExplainedSplitter::new(CostExplainer::new(), &model).with_memo(memo.clone());
     let on_small = shared
         .split(&small, &all, &mut ChaCha8Rng::seed_from_u64(0))
         .unwrap();

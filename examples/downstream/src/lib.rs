@@ -108,7 +108,7 @@ impl Explainer for FanOut {
         &self,
         g: &Graph,
         group: &NodeSet,
-        _beta_bytes: u64,
+        _model: &dyn CostModel,
         _rng: &mut ChaCha8Rng,
     ) -> ExplainResult<Explanation> {
         let (order, edges) = group_edges(g, group)?;

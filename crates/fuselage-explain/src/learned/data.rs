@@ -21,8 +21,15 @@ pub struct ExplainSetConfig {
     pub min_nodes: usize,
     /// Longest group a random plan may draw.
     pub max_nodes: usize,
-    /// Buffer sizes drawn from, KiB.
+    /// Buffer sizes drawn from, KiB: each one unified buffer.
     pub betas_kib: Vec<u64>,
+    /// Bytes of one weight element at which groups are judged (1, what the shipped
+    /// classifiers were trained at, when absent from a file).
+    #[serde(default = "one_byte")]
+    pub weight_element_bytes: u64,
+    /// Bytes of one activation element (1 when absent).
+    #[serde(default = "one_byte")]
+    pub activation_element_bytes: u64,
     /// Seed of every draw.
     pub seed: u64,
 }
@@ -36,6 +43,8 @@ impl ExplainSetConfig {
             min_nodes: 6,
             max_nodes: 64,
             betas_kib: BETAS_KIB.to_vec(),
+            weight_element_bytes: 1,
+            activation_element_bytes: 1,
             seed,
         }
     }
@@ -82,15 +91,17 @@ impl ExplainSetConfig {
     }
 }
 
-/// One invalid group at one β.
+/// One invalid group at one cost configuration.
 #[derive(Clone, Debug)]
 pub struct Instance {
     /// Index of its graph in [`ExplainSet::graphs`].
     pub graph: usize,
     /// The group.
     pub group: NodeSet,
-    /// β, bytes.
-    pub beta_bytes: u64,
+    /// The cost configuration it is invalid at: β (one unified buffer) and the element sizes
+    /// of the set. The exact model is the classifier's cost kind at it; the classifier reads
+    /// its β ([`buffer_bytes`](CostConfig::buffer_bytes)).
+    pub config: CostConfig,
     /// The group encoded for the classifier.
     pub encoded: GroupGraph,
     /// The classifier's "invalid" logit on the whole group.
@@ -109,11 +120,12 @@ pub struct ExplainSet {
 
 impl ExplainSet {
     /// Draws groups from random plans (a random topological order cut into runs of up to
-    /// `max_nodes`), each at a random β of the list, until `per_network` invalid ones per
-    /// network are kept (or 200 plans per network were drawn).
+    /// `max_nodes`), each at a random β of the list (at the set's element sizes), until
+    /// `per_network` invalid ones per network are kept (or 200 plans per network were drawn).
     ///
     /// # Errors
-    /// [`ExplainError::Config`] for an unknown network; classifier errors.
+    /// [`ExplainError::Config`] for an unknown network; [`ExplainError::Cost`] for a β or an
+    /// element size out of range; classifier errors.
     pub fn collect<M: ExplainableModel + ?Sized>(cfg: &ExplainSetConfig, clf: &M) -> Result<Self> {
         let kind = clf.cost_kind();
         if cfg.betas_kib.is_empty() || cfg.max_nodes < cfg.min_nodes.max(2) {
@@ -121,6 +133,15 @@ impl ExplainSet {
                 "an explain set needs a β and max_nodes ≥ min_nodes ≥ 2".into(),
             ));
         }
+        // One configuration per β of the list, each with the set's element sizes.
+        let configs = cfg
+            .betas_kib
+            .iter()
+            .map(|&kib| {
+                CostConfig::kib(kib)?
+                    .with_element_sizes(cfg.weight_element_bytes, cfg.activation_element_bytes)
+            })
+            .collect::<fuselage_cost::Result<Vec<_>>>()?;
         let mut graphs = Vec::new();
         let mut instances = Vec::new();
         for (gi, name) in cfg.networks.iter().enumerate() {
@@ -134,8 +155,8 @@ impl ExplainSet {
                 }
                 let max_len = rng.random_range(cfg.min_nodes..=cfg.max_nodes);
                 let plan = sample::random_plan(&g, max_len, &mut rng);
-                let beta = cfg.betas_kib[rng.random_range(0..cfg.betas_kib.len())] * 1024;
-                let model = kind.model(CostConfig::new(beta)?);
+                let config = configs[rng.random_range(0..configs.len())];
+                let model = kind.model(config);
                 let mut cands = Vec::new();
                 for grp in plan.groups {
                     if grp.len() >= cfg.min_nodes && !model.evaluate(&g, &grp)?.valid {
@@ -149,6 +170,7 @@ impl ExplainSet {
                     .iter()
                     .map(|s| GroupGraph::new(&g, s))
                     .collect::<fuselage_gnn::Result<_>>()?;
+                let beta = config.buffer_bytes();
                 let items: Vec<_> = encoded.iter().map(|e| (e, beta, None)).collect();
                 let logits = clf.logits(&items)?;
                 for ((grp, enc), z) in cands.into_iter().zip(encoded).zip(logits) {
@@ -156,7 +178,7 @@ impl ExplainSet {
                         instances.push(Instance {
                             graph: gi,
                             group: grp,
-                            beta_bytes: beta,
+                            config,
                             encoded: enc,
                             logit: z,
                         });
@@ -173,6 +195,11 @@ impl ExplainSet {
     pub fn graph_of(&self, inst: &Instance) -> &Graph {
         &self.graphs[inst.graph]
     }
+}
+
+/// The element size an [`ExplainSetConfig`] read without one has.
+fn one_byte() -> u64 {
+    1
 }
 
 fn fuselage_zoo_build(name: &str) -> Result<Graph> {

@@ -15,7 +15,7 @@
 use super::ExplainSet;
 use crate::error::{ExplainError, Result};
 use crate::explainer::Explainer;
-use fuselage_cost::{CostConfig, CostModel};
+use fuselage_cost::CostModel;
 use fuselage_gnn::{ExplainableModel, GroupGraph};
 use fuselage_ir::order::GroupOrder;
 use fuselage_ir::sample::components;
@@ -115,7 +115,8 @@ fn worst_part(model: &dyn CostModel, g: &Graph, set: &NodeSet) -> Result<(u64, b
 
 /// Scores `explainer` on every instance of `set` (instance `i` explained with seed
 /// `seed + i`), fidelity read from `clf` (any [`ExplainableModel`]), cuts judged by the exact
-/// cost model `clf` imitates.
+/// cost model `clf` imitates at the instance's configuration: the model the explainer is
+/// handed.
 ///
 /// # Errors
 /// [`ExplainError::Config`] for an empty set; the explainer's and the models' errors.
@@ -136,10 +137,12 @@ pub fn evaluate_explainer<M: ExplainableModel + ?Sized>(
     for (i, inst) in set.instances.iter().enumerate() {
         let g = set.graph_of(inst);
         let mut rng = ChaCha8Rng::seed_from_u64(seed.wrapping_add(i as u64));
+        let model = kind.model(inst.config);
         let start = Instant::now();
-        let e = explainer.explain(g, &inst.group, inst.beta_bytes, &mut rng)?;
+        let e = explainer.explain(g, &inst.group, model.as_ref(), &mut rng)?;
         secs += start.elapsed().as_secs_f64();
-        let f = Fidelity::of(clf, &inst.encoded, inst.beta_bytes, &e.selection_mask())?;
+        let beta = inst.config.buffer_bytes();
+        let f = Fidelity::of(clf, &inst.encoded, beta, &e.selection_mask())?;
         fp += f.plus;
         fm += f.minus;
         zp += f.logit_plus;
@@ -148,7 +151,6 @@ pub fn evaluate_explainer<M: ExplainableModel + ?Sized>(
         let Some(&top) = e.ranking().first() else {
             continue;
         };
-        let model = kind.model(CostConfig::new(inst.beta_bytes)?);
         let whole = model.evaluate(g, &inst.group)?.buffer_bytes;
         let order = GroupOrder::new(g, &inst.group);
         let (u, v) = e.edges[top];

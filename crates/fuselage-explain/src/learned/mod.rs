@@ -35,7 +35,9 @@
 /// Implements `Explainer` for a learned explainer `$ty<M>` over any `ExplainableModel` `M`,
 /// named `$name`, once for all three. The closure-like argument scores the group encoded for
 /// the classifier (`$gg`, a `GroupGraph`, at `$beta` bytes, with the caller's `$rng`) and
-/// returns its edge scores and, optionally, its node scores. The encoding lists the group's
+/// returns its edge scores and, optionally, its node scores. β is read from the config of the
+/// cost model the call is judged by, the one carrier of β; the classifier has no input for the
+/// element sizes (it was trained at 1 byte), so it reads β alone. The encoding lists the group's
 /// edges in the explanation's order, so the scores need no translation; the explainer's
 /// `config().selection` picks the explanation's edges.
 macro_rules! learned_explainer {
@@ -49,12 +51,12 @@ macro_rules! learned_explainer {
                 &self,
                 g: &::fuselage_ir::Graph,
                 group: &::fuselage_ir::NodeSet,
-                beta_bytes: u64,
+                model: &dyn ::fuselage_cost::CostModel,
                 rng: &mut ::rand_chacha::ChaCha8Rng,
             ) -> $crate::Result<$crate::Explanation> {
                 let (order, edges) = $crate::group_edges(g, group)?;
                 let $gg = &::fuselage_gnn::GroupGraph::new(g, group)?;
-                let ($x, $beta, $rng) = (self, beta_bytes, rng);
+                let ($x, $beta, $rng) = (self, model.config().buffer_bytes(), rng);
                 let scored: $crate::Result<(Vec<f32>, Option<Vec<f32>>)> = $score;
                 let (edge_scores, node_scores) = scored?;
                 $crate::Explanation::from_scores(

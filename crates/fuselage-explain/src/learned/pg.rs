@@ -221,7 +221,10 @@ impl<M: ExplainableModel> PgExplainer<M> {
             for chunk in order.chunks(config.batch_size) {
                 let insts: Vec<_> = chunk.iter().map(|&i| &set.instances[i]).collect();
                 let ggs: Vec<&GroupGraph> = insts.iter().map(|i| &i.encoded).collect();
-                let items: Vec<_> = insts.iter().map(|i| (&i.encoded, i.beta_bytes)).collect();
+                let items: Vec<_> = insts
+                    .iter()
+                    .map(|i| (&i.encoded, i.config.buffer_bytes()))
+                    .collect();
                 let batch = device_batch(&clf, &items)?;
                 let idx = EdgeIndex::new(&ggs, clf.device());
                 let (emb, graph_emb) = embeddings(&clf, &batch, &idx);

@@ -357,7 +357,7 @@ impl<M: ExplainableModel> RgExplainer<M> {
         let embedded: Vec<Embedded> = set
             .instances
             .iter()
-            .map(|i| Self::embed(&clf, &i.encoded, i.beta_bytes))
+            .map(|i| Self::embed(&clf, &i.encoded, i.config.buffer_bytes()))
             .collect::<Result<_>>()?;
         let mut order: Vec<usize> = (0..set.instances.len()).collect();
         let mut baseline: Option<f64> = None;
@@ -385,7 +385,7 @@ impl<M: ExplainableModel> RgExplainer<M> {
                 let items: Vec<_> = chunk
                     .iter()
                     .zip(&subs)
-                    .map(|(&i, s)| (s, set.instances[i].beta_bytes, None))
+                    .map(|(&i, s)| (s, set.instances[i].config.buffer_bytes(), None))
                     .collect();
                 let z = clf.logits(&items)?;
                 let mut loss: Option<Tensor<1>> = None;
