@@ -51,6 +51,34 @@
 //! - `output.rs`: everything written to disk ([`Reproduction::write`]): the markdown, the
 //!   curves, the per-run numbers as JSON and every plan as a plan file that
 //!   `fuselage cost --plan` reads.
+//!
+//! ## Example
+//!
+//! One row of Table III at a budget of 40: LS with the random splitter and with each
+//! explainer, one seed, and the row's optimum. [`run`] does the same for every row of the
+//! paper and of the screen; `fuselage reproduce` then [writes](Reproduction::write) the result.
+//!
+//! ```
+//! use fuselage::cost::CostKind;
+//! use fuselage::search::SearchKind;
+//! use fuselage_reproduce::{EXPLAINERS, Row, Scale, Table, run_rows};
+//! let row = Row {
+//!     table: Table::IIIandIV,
+//!     network: "resnet18".into(),
+//!     resolution: Some(224),
+//!     fusion: CostKind::Lbdf,
+//!     buffer_kib: 128,
+//!     budget: 40,
+//!     searches: vec![SearchKind::Local],
+//! };
+//! let r = run_rows(vec![row], &Scale::quick(), &|_, _| {})?;
+//! assert_eq!(r.runs.len(), 1 + EXPLAINERS.len());
+//! assert_eq!(r.plan_problems(), 0);
+//! let optimal = r.references[0].optimal_bytes;
+//! assert!(r.runs.iter().all(|run| run.dram_bytes >= optimal));
+//! assert!(r.markdown().contains("## Table III"));
+//! # Ok::<(), fuselage_reproduce::ReproduceError>(())
+//! ```
 
 #![warn(missing_docs)]
 // No panic on a path user input can reach: each remaining expect names its invariant.
