@@ -1,14 +1,14 @@
 //! The paper's experiments through the library, as `fuselage reproduce` runs them.
 //!
 //! ```text
-//! cargo run --release -p fuselage --example reproduce -- [--quick] [OUT_DIR]
-//! cargo run --release -p fuselage --example reproduce -- [--quick] --screen
+//! cargo run --release -p fuselage-reproduce --example reproduce -- [--quick] [OUT_DIR]
+//! cargo run --release -p fuselage-reproduce --example reproduce -- [--quick] --screen
 //! ```
 //!
 //! `--screen` runs only the screen of the "where explanations should win" table and prints
 //! each setting's random-splitter medians against the optimum.
 
-use fuselage::reproduce::{self, Scale, Table};
+use fuselage_reproduce::{self as reproduce, Scale, Table};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();

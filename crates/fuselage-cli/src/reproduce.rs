@@ -1,7 +1,8 @@
-//! `fuselage reproduce`: the paper's tables and curves, rerun.
+//! `fuselage reproduce`: the paper's tables and curves, rerun by the harness `fuselage-reproduce`;
+//! this module holds the command's flags, its progress bar and its summary.
 
 use clap::Args;
-use fuselage::reproduce::{self, Scale};
+use fuselage_reproduce::{self as reproduce, Scale};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::path::{Path, PathBuf};
 

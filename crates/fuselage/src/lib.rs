@@ -13,13 +13,15 @@
 //! - `gnn` (feature `learned`): the burn GNN validity classifier, its data set, training and
 //!   shipped checkpoints;
 //! - [`explain`]: explainers of why a group does not fit (the `Explainer` trait, baselines);
-//! - `reproduce` (feature `learned`): the paper's Tables II–V and budget curves, rerun;
 //! - [`split`] and [`search`]: splitters (random, and explanation-guided), searches and the
 //!   exact optimiser;
 //! - [`pipeline`]: [`Planner`], which assembles all of the above once and runs it; this
 //!   facade adds [`Explainers`], the factory that also makes the learned explainers.
 //!
 //! The command-line program is the crate `fuselage-cli`; this facade has no CLI dependencies.
+//! The paper's experiments (Tables II–V, the budget curves) are the crate `fuselage-reproduce`,
+//! a harness over this facade that the program's `reproduce` runs: a compiler that depends on
+//! `fuselage` builds neither it nor its plotting.
 //!
 //! ## Features
 //!
@@ -27,11 +29,11 @@
 //!   and `fuselage::onnx` is re-exported. It brings tract, the largest dependency and the
 //!   longest build; without it a path is refused with [`Error::NoOnnx`], and the zoo, the
 //!   cost models, the searches and the explainers work as they do with it.
-//! - `learned` (on by default): `gnn`, the learned explainers in [`Explainers`] and
-//!   `reproduce`. It brings burn. Without it, [`Explainers`] makes the `cost` and `random`
-//!   explainers and refuses the learned kinds in one line. With neither feature the facade
-//!   builds in about a fifth of the time (`fuselage-cli --no-default-features`, the
-//!   README's first command).
+//! - `learned` (on by default; `fuselage-reproduce` needs it): `gnn` and the learned
+//!   explainers in [`Explainers`]. It brings burn. Without it, [`Explainers`] makes the `cost`
+//!   and `random` explainers and refuses the learned kinds in one line. With neither feature
+//!   the facade builds in about a fifth of the time (`fuselage-cli --no-default-features`,
+//!   the README's first command).
 //!
 //! ```
 //! let g = fuselage::load_model("resnet18", None)?;
@@ -54,9 +56,6 @@ pub use fuselage_report as report;
 pub use fuselage_search as search;
 pub use fuselage_split as split;
 pub use fuselage_zoo as zoo;
-
-#[cfg(feature = "learned")]
-pub mod reproduce;
 
 pub use fuselage_pipeline::{Outcome, Planner, Reference};
 
@@ -110,9 +109,6 @@ pub enum Error {
     /// The pipeline could not be assembled or run.
     #[error(transparent)]
     Pipeline(#[from] fuselage_pipeline::PipelineError),
-    /// A reproduction run failed (the message names the row and run).
-    #[error("reproduction: {0}")]
-    Reproduce(String),
     /// A resolution was given for an ONNX file, whose input shape is its own.
     #[error("a resolution applies to zoo networks; `{0}` is an ONNX file with its own input shape")]
     ResolutionForFile(String),

@@ -1,9 +1,9 @@
 //! Everything a reproduction writes to disk.
 
 use super::{Reproduction, Table, repair_name};
-use crate::Error;
-use fuselage_cost::{CostConfig, PlanFile};
-use fuselage_search::SearchKind;
+use crate::{ReproduceError, Result};
+use fuselage::cost::{CostConfig, PlanFile};
+use fuselage::search::SearchKind;
 use std::path::Path;
 
 /// A search in file names: its table name in lower case without the dash (`rs`, `ls`,
@@ -17,10 +17,12 @@ impl Reproduction {
     /// `runs.json`, `timings.json` and `plans/<row>_<search>_<splitter>_<seed>.json`.
     ///
     /// # Errors
-    /// [`Error::Reproduce`] when a file cannot be written.
-    pub fn write(&self, dir: &Path) -> Result<(), Error> {
-        let io = |p: &Path, e: &dyn std::fmt::Display| {
-            Error::Reproduce(format!("writing {}: {e}", p.display()))
+    /// [`ReproduceError::Write`] when a file cannot be written; the facade's error when a
+    /// row's network or a plan file cannot be made.
+    pub fn write(&self, dir: &Path) -> Result<()> {
+        let io = |p: &Path, e: &dyn std::fmt::Display| ReproduceError::Write {
+            path: p.to_path_buf(),
+            why: e.to_string(),
         };
         let sub = dir.join("results");
         let plans = sub.join("plans");

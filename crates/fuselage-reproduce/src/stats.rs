@@ -2,8 +2,8 @@
 //! rectify rates, and the acceptance bar of Table II.
 
 use super::{EXPLAINERS, Repair, Reproduction, Row, Run, Table};
-use fuselage_explain::ExplainerKind;
-use fuselage_search::SearchKind;
+use fuselage::explain::ExplainerKind;
+use fuselage::search::SearchKind;
 
 impl Reproduction {
     /// The rows of `table`, with their indices.

@@ -5,14 +5,15 @@ use super::{
     EXPLAINERS, Reference, Repair, Reproduction, Row, Run, Scale, Screened, Table, Timing,
     repair_name,
 };
-use crate::{Error, Explainers};
-use fuselage_cost::{Cached, CostConfig, CostModel};
-use fuselage_explain::ExplainerKind;
-use fuselage_gnn::FeatureSet;
-use fuselage_ir::Graph;
-use fuselage_pipeline::{Outcome, Planner, Reference as Optimum};
-use fuselage_search::SearchKind;
-use fuselage_split::SplitMemo;
+use crate::{ReproduceError, Result};
+use fuselage::Explainers;
+use fuselage::cost::{Cached, CostConfig, CostModel};
+use fuselage::explain::ExplainerKind;
+use fuselage::gnn::FeatureSet;
+use fuselage::ir::Graph;
+use fuselage::pipeline::{Outcome, Planner, Reference as Optimum};
+use fuselage::search::SearchKind;
+use fuselage::split::SplitMemo;
 use rayon::prelude::*;
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -27,7 +28,7 @@ struct RowCtx {
 }
 
 impl RowCtx {
-    fn new(r: &Row) -> Result<Self, Error> {
+    fn new(r: &Row) -> Result<Self> {
         let graph = r.graph()?;
         let config = CostConfig::kib(r.buffer_kib)?;
         let model: Arc<dyn CostModel> = Arc::new(Cached::new(r.fusion.model(config)));
@@ -65,7 +66,7 @@ struct Job {
 ///
 /// # Errors
 /// The first failure of a model, a search or a splitter, named by its row.
-pub fn run(scale: &Scale, progress: &(dyn Fn(usize, usize) + Sync)) -> Result<Reproduction, Error> {
+pub fn run(scale: &Scale, progress: &(dyn Fn(usize, usize) + Sync)) -> Result<Reproduction> {
     let start = Instant::now();
     let screened = screen(scale, progress)?;
     let mut rows = super::rows(scale);
@@ -87,10 +88,7 @@ pub fn run(scale: &Scale, progress: &(dyn Fn(usize, usize) + Sync)) -> Result<Re
 ///
 /// # Errors
 /// As [`run`].
-pub fn screen(
-    scale: &Scale,
-    progress: &(dyn Fn(usize, usize) + Sync),
-) -> Result<Vec<Screened>, Error> {
+pub fn screen(scale: &Scale, progress: &(dyn Fn(usize, usize) + Sync)) -> Result<Vec<Screened>> {
     let candidates = super::wins_candidates(scale);
     let r = run_jobs(candidates, scale, &[None], progress)?;
     Ok(r.rows
@@ -117,7 +115,7 @@ pub fn run_rows(
     rows: Vec<Row>,
     scale: &Scale,
     progress: &(dyn Fn(usize, usize) + Sync),
-) -> Result<Reproduction, Error> {
+) -> Result<Reproduction> {
     let splitters: Vec<Repair> = std::iter::once(None).chain(EXPLAINERS.map(Some)).collect();
     run_jobs(rows, scale, &splitters, progress)
 }
@@ -128,7 +126,7 @@ fn run_jobs(
     scale: &Scale,
     splitters: &[Repair],
     progress: &(dyn Fn(usize, usize) + Sync),
-) -> Result<Reproduction, Error> {
+) -> Result<Reproduction> {
     let start = Instant::now();
     // The paper's tables run the paper's classifiers (trained on its nine CNNs, as the
     // paper's); the rows beyond the paper run the broad ones, trained on every family.
@@ -193,7 +191,7 @@ fn run_jobs(
                 lower_bound_bytes: opt.lower_bound,
             })
         })
-        .collect::<Result<_, Error>>()?;
+        .collect::<Result<_>>()?;
     let finished: Vec<(usize, Run, Timing)> = order
         .par_iter()
         .map(|&ji| {
@@ -207,22 +205,23 @@ fn run_jobs(
             if let Some(e) = j.explainer {
                 planner = planner.explainer(e).split_memo(c.memos[&e].clone());
             }
-            let out = planner.run().map_err(|e| {
-                Error::Reproduce(format!(
-                    "{} {} {} KiB, {} with the {} splitter, seed {}: {e}",
+            let out = planner.run().map_err(|error| ReproduceError::Run {
+                run: format!(
+                    "{} {} {} KiB, {} with the {} splitter, seed {}",
                     r.network,
                     r.fusion,
                     r.buffer_kib,
                     j.search.table_name(),
                     repair_name(j.explainer),
                     j.seed
-                ))
+                ),
+                error: Box::new(error),
             })?;
             tick();
             let (run, timing) = record(j, out);
             Ok((ji, run, timing))
         })
-        .collect::<Result<_, Error>>()?;
+        .collect::<Result<_>>()?;
     let mut slots: Vec<Option<(Run, Timing)>> = vec![None; jobs.len()];
     for (ji, run, t) in finished {
         slots[ji] = Some((run, t));

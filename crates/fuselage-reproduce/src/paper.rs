@@ -1,8 +1,8 @@
 //! The paper's numbers (DRAM MB, rectify rates, seconds), for the columns beside ours.
 
-use fuselage_cost::CostKind;
-use fuselage_explain::ExplainerKind;
-use fuselage_search::SearchKind;
+use fuselage::cost::CostKind;
+use fuselage::explain::ExplainerKind;
+use fuselage::search::SearchKind;
 
 /// Table II: (network, search) → (baseline, best explainer, which).
 pub fn table2(net: &str, search: SearchKind) -> Option<(f64, f64, &'static str)> {

@@ -2,10 +2,10 @@
 //! it returns checks.
 
 use fuselage::cost::CostKind;
-use fuselage::reproduce::{
+use fuselage::search::SearchKind;
+use fuselage_reproduce::{
     EXPLAINERS, Row, Scale, Screened, Table, repair_name, run_rows, wins_candidates,
 };
-use fuselage::search::SearchKind;
 
 fn small() -> (Vec<Row>, Scale) {
     let rows = vec![Row {

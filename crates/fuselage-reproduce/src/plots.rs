@@ -2,7 +2,7 @@
 //! optimum as a line, as SVG (plotters).
 
 use super::{EXPLAINERS, Repair, Reproduction, mb, repair_name};
-use fuselage_search::SearchKind;
+use fuselage::search::SearchKind;
 use std::path::Path;
 
 impl Reproduction {

@@ -3,9 +3,9 @@
 use super::{
     CURVE_BUDGETS, EXPLAINERS, Reproduction, Scale, Table, WINS_THRESHOLD, mb, paper, repair_name,
 };
-use fuselage_cost::CostKind;
-use fuselage_explain::ExplainerKind;
-use fuselage_search::SearchKind;
+use fuselage::cost::CostKind;
+use fuselage::explain::ExplainerKind;
+use fuselage::search::SearchKind;
 use std::fmt::Write as _;
 
 /// One search of one row in Tables II–IV: the random splitter's median DRAM, each explainer's

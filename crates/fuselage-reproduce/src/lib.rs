@@ -1,5 +1,18 @@
+//! # fuselage-reproduce
+//!
 //! The paper's experiments, rerun: Tables II–V of Mills et al. and the budget curves; and,
-//! beyond the paper, the table of where explanations should win ([`Table::Wins`]).
+//! beyond the paper, the table of where explanations should win ([`Table::Wins`]). This is the
+//! harness behind `fuselage reproduce` (the crate `fuselage-cli`) and the `reproduce` example;
+//! it writes `docs/results.md` and the curves, numbers and plans beside it.
+//!
+//! ## Why a crate of its own
+//!
+//! The harness is a user of the library, not a part of it: it reaches the planner, the cost
+//! models and the learned explainers only through the facade `fuselage`, as any program would.
+//! It lives apart so that a compiler that depends on `fuselage` to plan its fusion does not
+//! build the experiments, their parallel schedule (rayon) or their SVG curves (plotters), and
+//! so that the facade's API is not shaped by one program's needs. It turns on the facade's
+//! `learned` feature, which its explainers need.
 //!
 //! ## Design
 //!
@@ -9,25 +22,27 @@
 //! a [`Table::Wins`] row. Then the paper's rows and those rows run as below. The paper's rows
 //! use the paper's classifiers (trained on its nine CNNs, as the paper's were); the
 //! [`Table::Wins`] rows use the broad ones, trained on CNNs, transformers and post-2020 CNNs
-//! ([`FeatureSet`](fuselage_gnn::FeatureSet)).
+//! ([`FeatureSet`](fuselage::gnn::FeatureSet)).
 //!
 //! A reproduction is a list of [`Row`]s (a network, a cost model, β and a budget, and the
 //! searches the paper ran on it) and, for each row, one *job* per search, splitter and seed:
-//! the random splitter, and [`ExplainedSplitter`](fuselage_split::ExplainedSplitter) over each explainer of
-//! [`EXPLAINERS`]. Every job is one [`Planner`](fuselage_pipeline::Planner) run, the same
-//! pipeline `fuselage optimize` runs, and every row also gets the exact optimum
-//! ([`Optimal`](fuselage_search::Optimal)) and the lower bound.
+//! the random splitter, and [`ExplainedSplitter`](fuselage::split::ExplainedSplitter) over each
+//! explainer of [`EXPLAINERS`]. Every job is one [`Planner`](fuselage::pipeline::Planner) run,
+//! the same pipeline `fuselage optimize` runs, and every row also gets the exact optimum
+//! ([`Optimal`](fuselage::search::Optimal)) and the lower bound.
 //!
 //! Jobs run in parallel on rayon's pool, longest first. The jobs of one row share the row's
-//! [`Cached`](fuselage_cost::Cached) cost model and, per explainer, one
-//! [`SplitMemo`](fuselage_split::SplitMemo): an explanation-guided split of a group is a pure
+//! [`Cached`](fuselage::cost::Cached) cost model and, per explainer, one
+//! [`SplitMemo`](fuselage::split::SplitMemo): an explanation-guided split of a group is a pure
 //! function of the group (the splitter seeds the explainer from the group, not from the
 //! search), so sharing it between seeds and searches changes only the time spent, never a
 //! result. A reproduction is therefore the same byte for byte whatever the number of threads,
 //! apart from the timing columns, which [`Reproduction::timings_json`] keeps apart.
 //!
-//! The module is a tree, one concern a file:
+//! The crate is a tree, one concern a file:
 //!
+//! - `lib.rs`: the tables' rows, runs and scales, typed;
+//! - `error.rs`: [`ReproduceError`], the crate's one error;
 //! - `jobs.rs`: the rows' shared state, the jobs and their schedule ([`run`], [`run_rows`]);
 //! - `stats.rs`: medians, best explainers, rectify rates, the acceptance bar;
 //! - `paper.rs`: the paper's own numbers, for the columns beside ours;
@@ -36,7 +51,40 @@
 //! - `output.rs`: everything written to disk ([`Reproduction::write`]): the markdown, the
 //!   curves, the per-run numbers as JSON and every plan as a plan file that
 //!   `fuselage cost --plan` reads.
+//!
+//! ## Example
+//!
+//! One row of Table III at a budget of 40: LS with the random splitter and with each
+//! explainer, one seed, and the row's optimum. [`run`] does the same for every row of the
+//! paper and of the screen; `fuselage reproduce` then [writes](Reproduction::write) the result.
+//!
+//! ```
+//! use fuselage::cost::CostKind;
+//! use fuselage::search::SearchKind;
+//! use fuselage_reproduce::{EXPLAINERS, Row, Scale, Table, run_rows};
+//! let row = Row {
+//!     table: Table::IIIandIV,
+//!     network: "resnet18".into(),
+//!     resolution: Some(224),
+//!     fusion: CostKind::Lbdf,
+//!     buffer_kib: 128,
+//!     budget: 40,
+//!     searches: vec![SearchKind::Local],
+//! };
+//! let r = run_rows(vec![row], &Scale::quick(), &|_, _| {})?;
+//! assert_eq!(r.runs.len(), 1 + EXPLAINERS.len());
+//! assert_eq!(r.plan_problems(), 0);
+//! let optimal = r.references[0].optimal_bytes;
+//! assert!(r.runs.iter().all(|run| run.dram_bytes >= optimal));
+//! assert!(r.markdown().contains("## Table III"));
+//! # Ok::<(), fuselage_reproduce::ReproduceError>(())
+//! ```
 
+#![warn(missing_docs)]
+// No panic on a path user input can reach: each remaining expect names its invariant.
+#![deny(clippy::unwrap_used, clippy::expect_used)]
+
+mod error;
 mod jobs;
 mod markdown;
 mod output;
@@ -44,13 +92,14 @@ mod paper;
 mod plots;
 mod stats;
 
+pub use error::{ReproduceError, Result};
 pub use jobs::{run, run_rows, screen};
 
-use fuselage_cost::CostKind;
-use fuselage_explain::ExplainerKind;
-use fuselage_explain::learned::GnnExplainerConfig;
-use fuselage_ir::Plan;
-use fuselage_search::SearchKind;
+use fuselage::cost::CostKind;
+use fuselage::explain::ExplainerKind;
+use fuselage::explain::learned::GnnExplainerConfig;
+use fuselage::ir::Plan;
+use fuselage::search::SearchKind;
 use serde::Serialize;
 
 /// The explainers every explanation-guided row is run with.
@@ -67,7 +116,7 @@ pub const SEARCHES: [SearchKind; 3] = [SearchKind::Random, SearchKind::Local, Se
 /// Budgets at which the curves are read.
 pub const CURVE_BUDGETS: [u64; 4] = [1000, 2000, 3000, 4000];
 
-fuselage_ir::kinds! {
+fuselage::ir::kinds! {
     /// Which of the paper's tables a row feeds.
     pub enum Table: "table" {
         /// Table II: three networks, LBDF at 256 KiB, every search.
@@ -211,11 +260,11 @@ pub fn above_threshold(bytes: u64, optimal_bytes: u64) -> bool {
 /// and 2 MiB) and the Inception CNNs (`inception_v3`, `googlenet`) at 128 and 256 KiB, under
 /// both cost models, with [`WINS_SEARCHES`] at [`Scale::wins_budget`]. 76 settings.
 pub fn wins_candidates(scale: &Scale) -> Vec<Row> {
-    let cnns = fuselage_zoo::NAMES
+    let cnns = fuselage::zoo::NAMES
         .iter()
-        .chain(&fuselage_zoo::WIDE_NAMES)
+        .chain(&fuselage::zoo::WIDE_NAMES)
         .map(|&n| (n, [128, 256]));
-    let modern = fuselage_zoo::EXPORT_PRESETS
+    let modern = fuselage::zoo::EXPORT_PRESETS
         .iter()
         .map(|&n| (n, [256, 2048]));
     let mut out = Vec::new();
@@ -238,21 +287,21 @@ pub fn wins_candidates(scale: &Scale) -> Vec<Row> {
 }
 
 impl Row {
-    /// The row's network: [`fuselage_zoo::build_at`] its resolution, or
-    /// [`fuselage_zoo::build`] at its default input.
+    /// The row's network: [`fuselage::zoo::build_at`] its resolution, or
+    /// [`fuselage::zoo::build`] at its default input.
     ///
     /// # Errors
     /// The zoo's, for an unknown name or a resolution it cannot take.
-    pub fn graph(&self) -> Result<fuselage_ir::Graph, crate::Error> {
+    pub fn graph(&self) -> Result<fuselage::ir::Graph> {
         Ok(match self.resolution {
-            Some(r) => fuselage_zoo::build_at(&self.network, r)?,
-            None => fuselage_zoo::build(&self.network)?,
+            Some(r) => fuselage::zoo::build_at(&self.network, r)?,
+            None => fuselage::zoo::build(&self.network)?,
         })
     }
 }
 
 /// The splitter of a run: `None` for the random splitter, else the explainer that
-/// [`ExplainedSplitter`](fuselage_split::ExplainedSplitter) asks.
+/// [`ExplainedSplitter`](fuselage::split::ExplainedSplitter) asks.
 pub type Repair = Option<ExplainerKind>;
 
 /// The column name of a [`Repair`]: `random`, or the explainer's name.
