@@ -7,7 +7,7 @@ use anyhow::Context;
 use clap::Args;
 use fuselage::cost::{CostModel, OnChipBuffer};
 use fuselage::explain::{
-    CostExplainer, CostTerms, Explainer, explain_cost, rank_agreement, render,
+    CostExplainer, CostTerms, Explainer, MAX_EXPLAINED_NODES, explain_cost, rank_agreement, render,
 };
 #[cfg(feature = "learned")]
 use fuselage::gnn::{ValidityModel, default_device, shipped};
@@ -81,6 +81,15 @@ pub fn run(a: ExplainCmd, registry: &Registry) -> anyhow::Result<()> {
     let (g, cost, set) = a.group.load(registry)?;
     let model: Arc<dyn CostModel> = cost.model;
     let beta = model.config().buffer_bytes();
+    // The terms' levers and the explainers are quadratic in the group: past the cap, one line
+    // at once rather than minutes of work.
+    if set.len() > MAX_EXPLAINED_NODES {
+        anyhow::bail!(
+            "--group: {} nodes, more than the {MAX_EXPLAINED_NODES} `explain` takes (its terms \
+             and explainers are quadratic in the group); name a part of it",
+            set.len()
+        );
+    }
     let terms = explain_cost(model.as_ref(), &g, &set)?;
     let request = ExplainerRequest {
         cost_kind: cost.kind,

@@ -1506,6 +1506,33 @@ fn a_data_set_is_checked_against_what_it_claims() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
 }
 
+/// `explain` worked out the terms and the explanation of any group: a chain of 30,000 ReLUs
+/// in one group ran for more than a minute with every explainer. Past `MAX_EXPLAINED_NODES`
+/// it is one line at once.
+#[test]
+fn explain_refuses_a_group_past_its_cap_at_once() {
+    let dir = scratch("explain-cap");
+    let model = dir.join("chain.onnx");
+    std::fs::write(&model, common::onnx::relu_chain(2_049)).unwrap();
+    let e = fails(&[
+        "explain",
+        s(&model),
+        "--fusion",
+        "lbdf",
+        "--buffer",
+        "64KiB",
+        "--group",
+        "n0..n2048",
+        "--explainer",
+        "cost",
+    ]);
+    assert_eq!(
+        e,
+        "error: --group: 2049 nodes, more than the 2048 `explain` takes (its terms and \
+         explainers are quadratic in the group); name a part of it"
+    );
+}
+
 // ---------------------------------------------------------------------------------------------
 // The reference optimum honours its limit on any graph size (issue 33).
 

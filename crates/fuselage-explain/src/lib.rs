@@ -43,6 +43,7 @@ mod explanation;
 mod kind;
 #[cfg(feature = "learned")]
 pub mod learned;
+mod limit;
 mod random;
 pub mod render;
 mod terms;
@@ -54,5 +55,6 @@ pub use explanation::{Explanation, Selection, group_edges};
 pub use kind::ExplainerKind;
 #[cfg(feature = "learned")]
 pub use learned::{GnnExplainer, PgExplainer, RgExplainer};
+pub use limit::MAX_EXPLAINED_NODES;
 pub use random::RandomExplainer;
 pub use terms::{CostTerms, Split, explain_cost, rank_agreement};
