@@ -18,6 +18,7 @@
 
 use anyhow::{Context, anyhow, bail};
 use fuselage::cost::{Accelerator, CostError, PlanFile};
+use fuselage::ir::fs::open_nonblocking;
 use fuselage::ir::human_size;
 use std::fs::{File, Metadata, OpenOptions};
 use std::io::{Read, Write};
@@ -115,60 +116,6 @@ fn file_type(meta: &Metadata) -> &'static str {
         }
     }
     "not a file"
-}
-
-/// `O_NONBLOCK`, without a dependency on `libc`: opening a FIFO for reading with it returns
-/// at once instead of waiting for a writer. Regular files ignore it. Where it is not known
-/// (0), only the check of the metadata before the open stands between a FIFO and a hang.
-#[cfg(all(
-    any(target_os = "linux", target_os = "android"),
-    not(any(target_arch = "mips", target_arch = "mips64", target_arch = "sparc64"))
-))]
-const O_NONBLOCK: i32 = 0o4000;
-#[cfg(all(
-    any(target_os = "linux", target_os = "android"),
-    any(target_arch = "mips", target_arch = "mips64")
-))]
-const O_NONBLOCK: i32 = 0o200;
-#[cfg(all(
-    any(target_os = "linux", target_os = "android"),
-    target_arch = "sparc64"
-))]
-const O_NONBLOCK: i32 = 0x4000;
-#[cfg(any(
-    target_os = "macos",
-    target_os = "ios",
-    target_os = "freebsd",
-    target_os = "netbsd",
-    target_os = "openbsd",
-    target_os = "dragonfly"
-))]
-const O_NONBLOCK: i32 = 0x4;
-#[cfg(all(
-    unix,
-    not(any(
-        target_os = "linux",
-        target_os = "android",
-        target_os = "macos",
-        target_os = "ios",
-        target_os = "freebsd",
-        target_os = "netbsd",
-        target_os = "openbsd",
-        target_os = "dragonfly"
-    ))
-))]
-const O_NONBLOCK: i32 = 0;
-
-/// Opens `path` for reading without blocking on a FIFO.
-fn open_nonblocking(path: &Path) -> std::io::Result<File> {
-    let mut options = OpenOptions::new();
-    options.read(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.custom_flags(O_NONBLOCK);
-    }
-    options.open(path)
 }
 
 /// Opens the file argument `arg` at `path` for reading: a regular file of at most `kind`'s

@@ -22,6 +22,8 @@
 //!   searches, splitters, explainers) of the other crates, with one spelling each.
 //! - JSON ([`Graph::to_json`] / [`Graph::from_json`]), DOT ([`Graph::to_dot`]) and a structural
 //!   [`Graph::fingerprint`].
+//! - [`fs`]: opening a file argument for reading without hanging on a FIFO swapped in after
+//!   its check.
 //! - [`escape`]: names from files with their control and bidirectional characters escaped,
 //!   for terminals and errors.
 //!
@@ -33,6 +35,7 @@
 mod dot;
 mod error;
 mod fingerprint;
+pub mod fs;
 mod graph;
 mod id;
 mod json;

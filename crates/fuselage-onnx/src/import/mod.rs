@@ -148,21 +148,28 @@ impl Importer {
             error,
         };
         // Only regular files, and not past the cap: /dev/zero or a FIFO would be read without
-        // bound.
-        let meta = std::fs::metadata(path).map_err(io)?;
-        if !meta.is_file() {
-            return Err(OnnxError::NotAFile {
-                path: path.to_path_buf(),
-            });
-        }
-        if meta.len() > self.max_file_bytes {
-            return Err(OnnxError::TooLarge {
-                path: path.to_path_buf(),
-                bytes: meta.len(),
-                max: self.max_file_bytes,
-            });
-        }
-        let file = std::fs::File::open(path).map_err(io)?;
+        // bound. Checked before the open, so that a FIFO or a device is never opened, and
+        // again on the open handle, which is what is read: a FIFO swapped in between cannot
+        // hang the open (`open_nonblocking`), and is refused.
+        let regular = |meta: &std::fs::Metadata| {
+            if !meta.is_file() {
+                return Err(OnnxError::NotAFile {
+                    path: path.to_path_buf(),
+                });
+            }
+            if meta.len() > self.max_file_bytes {
+                return Err(OnnxError::TooLarge {
+                    path: path.to_path_buf(),
+                    bytes: meta.len(),
+                    max: self.max_file_bytes,
+                });
+            }
+            Ok(())
+        };
+        regular(&std::fs::metadata(path).map_err(io)?)?;
+        let file = fuselage_ir::fs::open_nonblocking(path).map_err(io)?;
+        let meta = file.metadata().map_err(io)?;
+        regular(&meta)?;
         let slim = slim::read(std::io::BufReader::new(file), meta.len());
         self.import_slim(slim, path)
     }
