@@ -224,36 +224,64 @@ impl<R: BufRead + Seek> Reader<R> {
     }
 }
 
+/// Copies the message that ends at `end` field by field. `special` sees each field's tag
+/// first: it returns `true` when it read the field's payload itself (writing into `out` what
+/// it keeps), `false` to have the field copied byte for byte. Every copier below is this loop
+/// with its own special fields.
+fn copy_message<R: BufRead + Seek>(
+    rd: &mut Reader<R>,
+    end: u64,
+    mut special: impl FnMut(&mut Reader<R>, u64, u64, &mut Vec<u8>) -> Result<bool>,
+) -> Result<Vec<u8>> {
+    let mut out = Vec::new();
+    while rd.at < end {
+        let (number, wire) = rd.tag(end)?;
+        if !special(rd, number, wire, &mut out)? {
+            put_varint(&mut out, number << 3 | wire);
+            rd.copy_payload(wire, end, &mut out)?;
+        }
+    }
+    Ok(out)
+}
+
+impl<R: BufRead + Seek> Reader<R> {
+    /// Skips the payload of a length-delimited field whose tag was just read.
+    fn skip_field(&mut self, end: u64) -> Result<()> {
+        let n = self.varint(end)?;
+        self.skip(n, end)
+    }
+
+    /// Reads the length of an embedded message whose tag was just read, and returns where it
+    /// ends, checked to lie within `end`.
+    fn message_end(&mut self, end: u64) -> Result<u64> {
+        let n = self.varint(end)?;
+        self.fits(n, end)?;
+        Ok(self.at + n)
+    }
+}
+
 /// Reads the model of `len` bytes from `r`, leaving out the data of its large float
 /// initializers. See the module docs.
 pub(crate) fn read<R: BufRead + Seek>(r: R, len: u64) -> Result<Slim> {
     let mut rd = Reader { r, at: 0 };
-    let mut out = Vec::new();
     let mut stripped = HashSet::new();
-    while rd.at < len {
-        let (number, wire) = rd.tag(len)?;
-        if number == MODEL_GRAPH && wire == LEN {
-            let n = rd.varint(len)?;
-            rd.fits(n, len)?;
-            let graph_end = rd.at + n;
-            let mut within = Within {
-                counts: Counts::default(),
-                depth: 0,
-            };
-            let graph = graph(&mut rd, graph_end, &mut stripped, &mut within)?;
-            put_len(&mut out, MODEL_GRAPH, &graph);
-        } else if number == MODEL_DOC && wire == LEN {
-            let n = rd.varint(len)?;
-            rd.skip(n, len)?;
-        } else {
-            put_varint(&mut out, number << 3 | wire);
-            rd.copy_payload(wire, len, &mut out)?;
+    let bytes = copy_message(&mut rd, len, |rd, number, wire, out| {
+        match (wire, number) {
+            (LEN, MODEL_GRAPH) => {
+                let graph_end = rd.message_end(len)?;
+                let mut within = Within {
+                    counts: Counts::default(),
+                    depth: 0,
+                };
+                let graph = graph(rd, graph_end, &mut stripped, &mut within)?;
+                put_len(out, MODEL_GRAPH, &graph);
+            }
+            (LEN, MODEL_DOC) => rd.skip_field(len)?,
+            _ => return Ok(false),
         }
-    }
-    Ok(Slim {
-        bytes: out,
-        stripped,
-    })
+        Ok(true)
+    })?;
+    Ok(Slim { bytes, stripped })
 }
 
 /// What a model's graphs hold so far, all of them together (the main graph and every
@@ -273,6 +301,17 @@ struct Within {
     depth: usize,
 }
 
+/// Adds one to `count`, or refuses the graph past `max` of `what`.
+fn count(count: &mut u64, max: u64, what: &str) -> Result<()> {
+    *count += 1;
+    if *count > max {
+        return Err(SlimError::Limit(format!(
+            "the graph has more than {max} {what}, the importer's limit"
+        )));
+    }
+    Ok(())
+}
+
 /// The slim copy of a `GraphProto` that ends at `end`, at `within.depth`: the main graph
 /// (depth 0), whose large float initializers lose their data into `stripped`, or a subgraph,
 /// copied with its initializers whole.
@@ -282,68 +321,47 @@ fn graph<R: BufRead + Seek>(
     stripped: &mut HashSet<String>,
     within: &mut Within,
 ) -> Result<Vec<u8>> {
-    let mut out = Vec::new();
-    let over = |what: &str, max: u64| {
-        Err(SlimError::Limit(format!(
-            "the graph has more than {max} {what}, the importer's limit"
-        )))
-    };
-    while rd.at < end {
-        let (number, wire) = rd.tag(end)?;
-        if wire == LEN && number == GRAPH_DOC {
-            let n = rd.varint(end)?;
-            rd.skip(n, end)?;
-            continue;
-        }
-        if wire == LEN && number == GRAPH_NODE {
-            within.counts.nodes += 1;
-            if within.counts.nodes > MAX_NODES {
-                return over("nodes", MAX_NODES);
+    copy_message(rd, end, |rd, number, wire, out| {
+        match (wire, number) {
+            (LEN, GRAPH_DOC) => rd.skip_field(end)?,
+            (LEN, GRAPH_NODE) => {
+                count(&mut within.counts.nodes, MAX_NODES, "nodes")?;
+                let node_end = rd.message_end(end)?;
+                let node = node(rd, node_end, stripped, within)?;
+                put_len(out, number, &node);
             }
-            let n = rd.varint(end)?;
-            rd.fits(n, end)?;
-            let node_end = rd.at + n;
-            let node = node(rd, node_end, stripped, within)?;
-            put_len(&mut out, number, &node);
-            continue;
-        }
-        if wire == LEN && [GRAPH_INPUT, GRAPH_OUTPUT, GRAPH_VALUE_INFO].contains(&number) {
-            within.counts.infos += 1;
-            if within.counts.infos > MAX_VALUE_INFOS {
-                return over("inputs, outputs and value infos", MAX_VALUE_INFOS);
+            (LEN, GRAPH_INPUT | GRAPH_OUTPUT | GRAPH_VALUE_INFO) => {
+                count(
+                    &mut within.counts.infos,
+                    MAX_VALUE_INFOS,
+                    "inputs, outputs and value infos",
+                )?;
+                let info_end = rd.message_end(end)?;
+                let info = without(rd, info_end, VALUE_INFO_DOC)?;
+                put_len(out, number, &info);
             }
-            let n = rd.varint(end)?;
-            rd.fits(n, end)?;
-            let info_end = rd.at + n;
-            let info = without(rd, info_end, VALUE_INFO_DOC)?;
-            put_len(&mut out, number, &info);
-            continue;
-        }
-        if number == GRAPH_INITIALIZER && wire == LEN {
-            within.counts.initializers += 1;
-            if within.counts.initializers > MAX_INITIALIZERS {
-                return over("initializers", MAX_INITIALIZERS);
-            }
-            let n = rd.varint(end)?;
-            rd.fits(n, end)?;
-            if n > KEEP_BELOW && within.depth == 0 {
-                let tensor_end = rd.at + n;
-                let (tensor, name) = tensor(rd, tensor_end)?;
-                if let Some(name) = name {
-                    stripped.insert(name);
+            (LEN, GRAPH_INITIALIZER) => {
+                count(
+                    &mut within.counts.initializers,
+                    MAX_INITIALIZERS,
+                    "initializers",
+                )?;
+                let tensor_end = rd.message_end(end)?;
+                if tensor_end - rd.at > KEEP_BELOW && within.depth == 0 {
+                    let (tensor, name) = tensor(rd, tensor_end)?;
+                    if let Some(name) = name {
+                        stripped.insert(name);
+                    }
+                    put_len(out, GRAPH_INITIALIZER, &tensor);
+                } else {
+                    let n = tensor_end - rd.at;
+                    put_len(out, GRAPH_INITIALIZER, &rd.bytes(n, end)?);
                 }
-                put_len(&mut out, GRAPH_INITIALIZER, &tensor);
-                continue;
             }
-            put_varint(&mut out, number << 3 | wire);
-            put_varint(&mut out, n);
-            out.extend(rd.bytes(n, end)?);
-        } else {
-            put_varint(&mut out, number << 3 | wire);
-            rd.copy_payload(wire, end, &mut out)?;
+            _ => return Ok(false),
         }
-    }
-    Ok(out)
+        Ok(true)
+    })
 }
 
 /// A `NodeProto` ending at `end`, without its doc string and its attributes' doc strings;
@@ -354,31 +372,25 @@ fn node<R: BufRead + Seek>(
     stripped: &mut HashSet<String>,
     within: &mut Within,
 ) -> Result<Vec<u8>> {
-    let mut out = Vec::new();
     let mut attributes = 0u64;
-    while rd.at < end {
-        let (number, wire) = rd.tag(end)?;
-        if wire == LEN && number == NODE_DOC {
-            let n = rd.varint(end)?;
-            rd.skip(n, end)?;
-        } else if wire == LEN && number == NODE_ATTRIBUTE {
-            attributes += 1;
-            if attributes > MAX_ATTRIBUTES {
-                return Err(SlimError::Limit(format!(
-                    "a node has more than {MAX_ATTRIBUTES} attributes, the importer's limit"
-                )));
+    copy_message(rd, end, |rd, number, wire, out| {
+        match (wire, number) {
+            (LEN, NODE_DOC) => rd.skip_field(end)?,
+            (LEN, NODE_ATTRIBUTE) => {
+                attributes += 1;
+                if attributes > MAX_ATTRIBUTES {
+                    return Err(SlimError::Limit(format!(
+                        "a node has more than {MAX_ATTRIBUTES} attributes, the importer's limit"
+                    )));
+                }
+                let attribute_end = rd.message_end(end)?;
+                let attribute = attribute(rd, attribute_end, stripped, within)?;
+                put_len(out, number, &attribute);
             }
-            let n = rd.varint(end)?;
-            rd.fits(n, end)?;
-            let attribute_end = rd.at + n;
-            let attribute = attribute(rd, attribute_end, stripped, within)?;
-            put_len(&mut out, number, &attribute);
-        } else {
-            put_varint(&mut out, number << 3 | wire);
-            rd.copy_payload(wire, end, &mut out)?;
+            _ => return Ok(false),
         }
-    }
-    Ok(out)
+        Ok(true)
+    })
 }
 
 /// An `AttributeProto` ending at `end`, without its doc string, its graphs (`g`, `graphs`)
@@ -389,84 +401,70 @@ fn attribute<R: BufRead + Seek>(
     stripped: &mut HashSet<String>,
     within: &mut Within,
 ) -> Result<Vec<u8>> {
-    let mut out = Vec::new();
-    while rd.at < end {
-        let (number, wire) = rd.tag(end)?;
-        if wire == LEN && number == ATTRIBUTE_DOC {
-            let n = rd.varint(end)?;
-            rd.skip(n, end)?;
-        } else if wire == LEN && (number == ATTRIBUTE_GRAPH || number == ATTRIBUTE_GRAPHS) {
-            if within.depth >= MAX_GRAPH_DEPTH {
-                return Err(SlimError::Limit(format!(
-                    "graphs nest more than {MAX_GRAPH_DEPTH} deep (an If, Loop or Scan \
-                     inside another), the importer's limit"
-                )));
+    copy_message(rd, end, |rd, number, wire, out| {
+        match (wire, number) {
+            (LEN, ATTRIBUTE_DOC) => rd.skip_field(end)?,
+            (LEN, ATTRIBUTE_GRAPH | ATTRIBUTE_GRAPHS) => {
+                if within.depth >= MAX_GRAPH_DEPTH {
+                    return Err(SlimError::Limit(format!(
+                        "graphs nest more than {MAX_GRAPH_DEPTH} deep (an If, Loop or Scan \
+                         inside another), the importer's limit"
+                    )));
+                }
+                let graph_end = rd.message_end(end)?;
+                within.depth += 1;
+                let sub = graph(rd, graph_end, stripped, within);
+                within.depth -= 1;
+                put_len(out, number, &sub?);
             }
-            let n = rd.varint(end)?;
-            rd.fits(n, end)?;
-            let graph_end = rd.at + n;
-            within.depth += 1;
-            let sub = graph(rd, graph_end, stripped, within);
-            within.depth -= 1;
-            put_len(&mut out, number, &sub?);
-        } else {
-            put_varint(&mut out, number << 3 | wire);
-            rd.copy_payload(wire, end, &mut out)?;
+            _ => return Ok(false),
         }
-    }
-    Ok(out)
+        Ok(true)
+    })
 }
 
 /// The message ending at `end`, without its length-delimited field `skip` (a doc string).
 fn without<R: BufRead + Seek>(rd: &mut Reader<R>, end: u64, skip: u64) -> Result<Vec<u8>> {
-    let mut out = Vec::new();
-    while rd.at < end {
-        let (number, wire) = rd.tag(end)?;
+    copy_message(rd, end, |rd, number, wire, _| {
         if wire == LEN && number == skip {
-            let n = rd.varint(end)?;
-            rd.skip(n, end)?;
-        } else {
-            put_varint(&mut out, number << 3 | wire);
-            rd.copy_payload(wire, end, &mut out)?;
+            rd.skip_field(end)?;
+            return Ok(true);
         }
-    }
-    Ok(out)
+        Ok(false)
+    })
 }
 
 /// A `TensorProto` ending at `end`, its data left out when its type (read before the data, as
 /// every exporter writes it) is floating point; with the tensor's name when it was left out.
 fn tensor<R: BufRead + Seek>(rd: &mut Reader<R>, end: u64) -> Result<(Vec<u8>, Option<String>)> {
-    let mut out = Vec::new();
     let mut float = false;
     let mut skipped = false;
     let mut name = String::new();
-    while rd.at < end {
-        let (number, wire) = rd.tag(end)?;
-        if number == TENSOR_DATA_TYPE && wire == VARINT {
-            let dt = rd.varint(end)?;
-            float = FLOAT_TYPES.contains(&dt);
-            put_varint(&mut out, number << 3 | wire);
-            put_varint(&mut out, dt);
-        } else if float && TENSOR_DATA.contains(&number) && wire == LEN {
-            let n = rd.varint(end)?;
-            rd.skip(n, end)?;
-            skipped = true;
-        } else if float && TENSOR_DATA.contains(&number) && wire == FIXED32 {
-            rd.skip(4, end)?;
-            skipped = true;
-        } else if float && TENSOR_DATA.contains(&number) && wire == FIXED64 {
-            rd.skip(8, end)?;
-            skipped = true;
-        } else if number == TENSOR_NAME && wire == LEN {
-            let n = rd.varint(end)?;
-            let bytes = rd.bytes(n, end)?;
-            name = String::from_utf8_lossy(&bytes).into_owned();
-            put_len(&mut out, number, &bytes);
-        } else {
-            put_varint(&mut out, number << 3 | wire);
-            rd.copy_payload(wire, end, &mut out)?;
+    let out = copy_message(rd, end, |rd, number, wire, out| {
+        let data = float && TENSOR_DATA.contains(&number);
+        match (wire, number) {
+            (VARINT, TENSOR_DATA_TYPE) => {
+                let dt = rd.varint(end)?;
+                float = FLOAT_TYPES.contains(&dt);
+                put_varint(out, number << 3 | wire);
+                put_varint(out, dt);
+            }
+            (LEN, _) if data => rd.skip_field(end)?,
+            (FIXED32, _) if data => rd.skip(4, end)?,
+            (FIXED64, _) if data => rd.skip(8, end)?,
+            (LEN, TENSOR_NAME) => {
+                let n = rd.varint(end)?;
+                let bytes = rd.bytes(n, end)?;
+                name = String::from_utf8_lossy(&bytes).into_owned();
+                put_len(out, number, &bytes);
+            }
+            _ => return Ok(false),
         }
-    }
+        if data {
+            skipped = true;
+        }
+        Ok(true)
+    })?;
     Ok((out, skipped.then_some(name)))
 }
 
