@@ -13,7 +13,7 @@ use fuselage::cost::{Accelerator, Cached, CostModel, Objective, PlanFile};
 use fuselage::ir::human_size;
 use fuselage::pipeline::{Outcome, Planner, Reference};
 use fuselage::search::StopReason;
-use fuselage::split::SplitterKind;
+use fuselage::split::{CutChoice, SplitterKind};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
 use std::path::PathBuf;
@@ -114,6 +114,11 @@ pub struct OptimizeCmd {
     /// How many both-parts-invalid candidates (category 3) the `get` splitter explores.
     #[arg(long, value_name = "N", default_value = "2")]
     max_branch: usize,
+    /// Have the `get` splitter draw the edges it tries from the explanation's scores at this
+    /// temperature (0 to 100; small: near its selection, large: uniform), so that a group met
+    /// again may be cut elsewhere. Without it, Algorithm 1 as published: the selection.
+    #[arg(long, value_name = "T", value_parser = cut_temperature, allow_hyphen_values = true)]
+    cut_temperature: Option<CutChoice>,
     /// Where to write the plan (JSON); `-` writes it to standard output, and the summary to
     /// standard error.
     #[arg(long, value_name = "FILE")]
@@ -202,6 +207,12 @@ fn gap(value: impl Into<u128>, reference: impl Into<u128>) -> String {
 }
 
 /// Parses a time limit in seconds: a finite number from 0 to 10^6.
+/// A `--cut-temperature`: a number in (0, 100].
+fn cut_temperature(s: &str) -> Result<CutChoice, String> {
+    let t: f32 = s.parse().map_err(|e| format!("{e}"))?;
+    CutChoice::sampled(t).map_err(|e| e.to_string())
+}
+
 pub(crate) fn seconds(s: &str) -> Result<f64, String> {
     let v: f64 = s.parse().map_err(|e| format!("{e}"))?;
     if v.is_finite() && (0.0..=1e6).contains(&v) {
@@ -276,6 +287,11 @@ fn check<'r>(
         );
     }
     let explainer = explainer_name(a.splitter, a.explainer.clone())?;
+    if a.cut_temperature.is_some() && explainer.is_none() {
+        bail!(
+            "--cut-temperature samples the cuts of the explanation-guided splitter: give --explainer"
+        );
+    }
     let search = registry.search(&a.search).context("--search")?;
     if let (Some(_), Choice::Kind(kind)) = (&a.pareto, &search)
         && *kind != fuselage::search::SearchKind::Nsga2
@@ -326,6 +342,7 @@ fn configure<'a>(
         .seed(a.seed)
         .explainer_seed(a.explainer_seed)
         .max_branch(a.max_branch)
+        .cut_choice(a.cut_temperature.unwrap_or_default())
         .stop(&crate::STOP)
         .objective(a.objective)
         .reference(if a.no_reference {

@@ -193,6 +193,29 @@ fn explainer_and_splitter_must_agree() {
     assert!(err.contains("--explainer"), "{err}");
     let err = fails(&with(&["--explainer", "shap"]));
     assert!(err.contains("gnne") && err.contains("cost"), "{err}");
+    // Sampled cuts need the guided splitter and a temperature in (0, 100].
+    let err = fails(&with(&["--cut-temperature", "0.3"]));
+    assert!(
+        err.contains("--cut-temperature") && err.contains("--explainer"),
+        "{err}"
+    );
+    for bad in ["0", "-1", "100.5", "NaN", "hot"] {
+        let err = fails(&with(&["--explainer", "cost", "--cut-temperature", bad]));
+        assert!(err.contains("--cut-temperature"), "{bad}: {err}");
+    }
+}
+
+/// `--cut-temperature` (issue 32): the run is a function of its seeds, and it explores (other
+/// cuts than the selection's, so another plan on this setting).
+#[test]
+fn sampled_cuts_are_seeded_and_change_the_search() {
+    let (a, b, c) = (tmp("cut-a.json"), tmp("cut-b.json"), tmp("cut-c.json"));
+    let sampled = ["--explainer", "cost", "--cut-temperature", "0.3"];
+    let (va, _) = optimize(&sampled, &a);
+    let (vb, _) = optimize(&sampled, &b);
+    assert_eq!(va["groups"], vb["groups"]);
+    let (vc, _) = optimize(&["--explainer", "cost"], &c);
+    assert_ne!(va["groups"], vc["groups"]);
 }
 
 #[test]

@@ -69,7 +69,9 @@ use fuselage_ir::{Graph, NodeSet};
 use fuselage_search::{
     Budget, Optimal, Pair, Problem, SearchKind, SearchResult, SearchStrategy, StopReason,
 };
-use fuselage_split::{ExplainedSplitter, RandomSplitter, SplitMemo, SplitStats, Splitter};
+use fuselage_split::{
+    CutChoice, ExplainedSplitter, RandomSplitter, SplitMemo, SplitStats, Splitter,
+};
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
@@ -262,6 +264,7 @@ pub struct Planner<'a> {
     explainer: Option<ExplainerSource<'a>>,
     explainer_seed: u64,
     max_branch: Option<usize>,
+    cut_choice: CutChoice,
     memo: Option<Arc<SplitMemo>>,
     budget: u64,
     seed: u64,
@@ -297,6 +300,7 @@ impl<'a> Planner<'a> {
             explainer: None,
             explainer_seed: 0,
             max_branch: None,
+            cut_choice: CutChoice::Selected,
             memo: None,
             budget: 2000,
             seed: 0,
@@ -420,6 +424,14 @@ impl<'a> Planner<'a> {
         self
     }
 
+    /// Which edges of each explanation [`ExplainedSplitter`] tries: its selection, as
+    /// published (the default), or a draw from its scores ([`CutChoice::Sampled`]), so that a
+    /// group met again may be cut elsewhere.
+    pub fn cut_choice(mut self, choice: CutChoice) -> Self {
+        self.cut_choice = choice;
+        self
+    }
+
     /// A [`SplitMemo`] shared with other runs of the same graph, cost model and explainer.
     pub fn split_memo(mut self, memo: Arc<SplitMemo>) -> Self {
         self.memo = Some(memo);
@@ -526,8 +538,9 @@ impl<'a> Planner<'a> {
                     ExplainerSource::Made(make) => make(&request)?,
                 };
                 explainer_name = Some(explainer.name().to_string());
-                let mut get =
-                    ExplainedSplitter::new(explainer, model.clone()).with_seed(self.explainer_seed);
+                let mut get = ExplainedSplitter::new(explainer, model.clone())
+                    .with_seed(self.explainer_seed)
+                    .with_cut_choice(self.cut_choice);
                 if let Some(n) = self.max_branch {
                     get = get.with_max_branch(n);
                 }

@@ -36,6 +36,9 @@ pub enum SplitError {
         /// What it was asked about.
         found: String,
     },
+    /// A bad setting (a cut temperature out of range).
+    #[error("bad splitter setting: {0}")]
+    Config(String),
 }
 
 /// `Result` with [`SplitError`].

@@ -55,13 +55,14 @@
 //! category 1 or 2 ends the recursion after a few explanations.
 
 use crate::error::{Result, SplitError};
+use crate::explore::CutChoice;
 use crate::random::RandomSplitter;
 use crate::splitter::{Split, SplitStats, Splitter};
 use fuselage_cost::{CostModel, FxHasher};
-use fuselage_explain::Explainer;
+use fuselage_explain::{Explainer, Explanation};
 use fuselage_ir::order::GroupOrder;
 use fuselage_ir::{Graph, NodeSet};
-use rand::SeedableRng;
+use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
@@ -191,6 +192,9 @@ pub struct ExplainedSplitter<E, C> {
     max_branch: usize,
     memo: Arc<SplitMemo>,
     stats: Mutex<SplitStats>,
+    choice: CutChoice,
+    /// Explanations by group, kept when cuts are sampled (the split memo is not used then).
+    explained: Mutex<HashMap<NodeSet, Explanation, BuildHasherDefault<FxHasher>>>,
 }
 
 /// The name [`ExplainedSplitter`] had until 0.1 (it read like a getter). Kept for one release.
@@ -216,6 +220,8 @@ impl Candidate {
 /// What one top-level call accumulates.
 struct Run<'g> {
     g: &'g Graph,
+    /// Where sampled cuts are drawn from (seeded from the search's rng once per call).
+    draw: ChaCha8Rng,
     explanations: u64,
     explain_time: Duration,
     cost_time: Duration,
@@ -232,7 +238,21 @@ impl<E: Explainer, C: CostModel> ExplainedSplitter<E, C> {
             max_branch: 2,
             memo: Arc::new(SplitMemo::new()),
             stats: Mutex::new(SplitStats::default()),
+            choice: CutChoice::Selected,
+            explained: Mutex::new(HashMap::default()),
         }
+    }
+
+    /// Which edges of each explanation to try ([`CutChoice`]; default the selection, as
+    /// published).
+    pub fn with_cut_choice(mut self, choice: CutChoice) -> Self {
+        self.choice = choice;
+        self
+    }
+
+    /// Which edges of each explanation it tries.
+    pub fn cut_choice(&self) -> CutChoice {
+        self.choice
     }
 
     /// Seeds the explainer's rng (per group, mixed with the group's node ids).
@@ -305,13 +325,39 @@ impl<E: Explainer, C: CostModel> ExplainedSplitter<E, C> {
     }
 
     /// Algorithm 1 on `group`, through the memo: its parts, or `None` where it fails.
+    /// Sampled cuts are not a function of the group, so they bypass the memo.
     fn solve(&self, run: &mut Run<'_>, group: &NodeSet) -> Result<Option<Vec<NodeSet>>> {
+        if self.choice != CutChoice::Selected {
+            return self.solve_uncached(run, group);
+        }
         if let Some(known) = self.memo.get(group) {
             return Ok(known);
         }
         let parts = self.solve_uncached(run, group)?;
         self.memo.insert(group.clone(), parts.clone());
         Ok(parts)
+    }
+
+    /// The explanation of `group` (kept per group when cuts are sampled).
+    fn explanation(&self, run: &mut Run<'_>, group: &NodeSet) -> Result<Explanation> {
+        let sampled = self.choice != CutChoice::Selected;
+        if sampled {
+            let known = self.explained.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some(e) = known.get(group) {
+                return Ok(e.clone());
+            }
+        }
+        let mut rng = ChaCha8Rng::seed_from_u64(group_seed(self.seed, group));
+        let start = Instant::now();
+        let explained = self.explainer.explain(run.g, group, &self.model, &mut rng);
+        run.explain_time += start.elapsed();
+        run.explanations += 1;
+        let e = explained?;
+        if sampled {
+            let mut known = self.explained.lock().unwrap_or_else(|e| e.into_inner());
+            known.insert(group.clone(), e.clone());
+        }
+        Ok(e)
     }
 
     fn solve_uncached(&self, run: &mut Run<'_>, group: &NodeSet) -> Result<Option<Vec<NodeSet>>> {
@@ -385,12 +431,8 @@ impl<E: Explainer, C: CostModel> ExplainedSplitter<E, C> {
     /// their parts judged.
     fn candidates(&self, run: &mut Run<'_>, group: &NodeSet) -> Result<Vec<Candidate>> {
         let g = run.g;
-        let mut rng = ChaCha8Rng::seed_from_u64(group_seed(self.seed, group));
-        let start = Instant::now();
-        let explained = self.explainer.explain(g, group, &self.model, &mut rng);
-        run.explain_time += start.elapsed();
-        run.explanations += 1;
-        let e = explained?;
+        let e = self.explanation(run, group)?;
+        let tried = self.choice.edges(&e, &mut run.draw);
 
         let order = GroupOrder::new(g, group);
         let bad = |reason: String| SplitError::BadExplanation {
@@ -400,7 +442,7 @@ impl<E: Explainer, C: CostModel> ExplainedSplitter<E, C> {
         };
         let mut seen = vec![false; order.len()];
         let mut out = Vec::new();
-        for &i in &e.selected {
+        for &i in &tried {
             let &(u, v) = e
                 .edges
                 .get(i)
@@ -463,8 +505,15 @@ impl<E: Explainer, C: CostModel> Splitter for ExplainedSplitter<E, C> {
     fn split(&self, g: &Graph, group: &NodeSet, rng: &mut ChaCha8Rng) -> Result<Split> {
         g.check_group(group, 0)?;
         let start = Instant::now();
+        // One draw from the search's rng, and only where cuts are sampled: Algorithm 1 as
+        // published leaves the search's stream as it was.
+        let draw = match self.choice {
+            CutChoice::Selected => 0,
+            CutChoice::Sampled { .. } => rng.random(),
+        };
         let mut run = Run {
             g,
+            draw: ChaCha8Rng::seed_from_u64(draw),
             explanations: 0,
             explain_time: Duration::ZERO,
             cost_time: Duration::ZERO,

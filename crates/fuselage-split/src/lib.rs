@@ -9,7 +9,8 @@
 //! - [`ExplainedSplitter`]: the paper's Algorithm 1, cuts where an
 //!   [`Explainer`](fuselage_explain::Explainer) says the group breaks β, choosing by DRAM,
 //!   memoised per group ([`SplitMemo`]), with the random splitter as its fallback (module
-//!   [`get`](mod@get)).
+//!   [`get`](mod@get)); [`CutChoice::Sampled`] has it draw its cuts from the explanation's
+//!   scores, so that a group met again may be cut elsewhere.
 //! - [`SplitterKind`]: the built-in splitters by name, typed.
 //! - [`cut`]: the cut primitives every splitter and search mutation shares.
 //!
@@ -27,12 +28,14 @@
 
 pub mod cut;
 mod error;
+mod explore;
 pub mod get;
 mod kind;
 mod random;
 mod splitter;
 
 pub use error::{Result, SplitError};
+pub use explore::{CutChoice, MAX_TEMPERATURE};
 #[allow(deprecated)]
 pub use get::GetSplitter;
 pub use get::{ExplainedSplitter, MemoStats, SplitMemo};

@@ -1,12 +1,13 @@
 //! `ExplainedSplitter` end to end: a known bottleneck cut in one step (issue 7, acceptance point 5),
 //! valid and acyclic splits of random plans of zoo networks, determinism, a property test
-//! over random groups, and the explainer judging by the splitter's own model (issue 35).
+//! over random groups, the explainer judging by the splitter's own model (issue 35), and sampled
+//! cuts (issue 32).
 
 use fuselage_cost::{Cached, CostConfig, CostModel, Lbdf};
 use fuselage_explain::{CostExplainer, Explainer, RandomExplainer};
 use fuselage_ir::sample::{random_group, random_plan};
 use fuselage_ir::{ConvAttrs, Graph, GraphBuilder, NodeId, NodeSet, Op, Plan, TensorShape};
-use fuselage_split::{ExplainedSplitter, RandomSplitter, Splitter};
+use fuselage_split::{CutChoice, ExplainedSplitter, RandomSplitter, Splitter};
 use proptest::prelude::*;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
@@ -296,6 +297,41 @@ fn the_whole_network_as_one_group_splits_into_a_valid_acyclic_plan() {
         assert_fine(&g, &model, &all, &split.groups);
         g.check_plan(&Plan::new(split.groups.clone())).unwrap();
     }
+}
+
+/// Sampled cuts (issue 32): a group met again may be cut elsewhere (the draw comes from the
+/// search's rng); the same rng gives the same split; every split is valid and acyclic; and a
+/// group already explained costs no explainer call. The selection (the default) is one split
+/// whatever the rng.
+#[test]
+fn sampled_cuts_explore_deterministically_and_explain_each_group_once() {
+    let g = fuselage_zoo::build("resnet50").unwrap();
+    let model = Cached::new(Lbdf::new(CostConfig::kib(128).unwrap()));
+    let all = NodeSet::full(g.len());
+    let counting = Counting {
+        inner: CostExplainer::new(),
+        calls: Default::default(),
+    };
+    let sampled =
+        ExplainedSplitter::new(&counting, &model).with_cut_choice(CutChoice::sampled(0.3).unwrap());
+    let split = |s: &dyn Splitter, seed| {
+        let parts = s
+            .split(&g, &all, &mut ChaCha8Rng::seed_from_u64(seed))
+            .unwrap();
+        assert_fine(&g, &model, &all, &parts.groups);
+        g.check_plan(&Plan::new(parts.groups.clone())).unwrap();
+        parts.groups
+    };
+    let calls = || counting.calls.load(std::sync::atomic::Ordering::Relaxed);
+    let first = split(&sampled, 1);
+    let explained = calls();
+    assert_eq!(split(&sampled, 1), first, "same rng, same split");
+    assert_eq!(calls(), explained, "every group met was explained before");
+    let distinct: std::collections::HashSet<Vec<NodeSet>> =
+        (2..8).map(|seed| split(&sampled, seed)).collect();
+    assert!(distinct.len() > 1, "six draws gave one split");
+    let selected = ExplainedSplitter::new(CostExplainer::new(), &model);
+    assert_eq!(split(&selected, 1), split(&selected, 2));
 }
 
 proptest! {
