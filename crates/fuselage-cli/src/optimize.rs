@@ -13,6 +13,7 @@ use fuselage::cost::{Accelerator, Cached, CostModel, Objective, PlanFile};
 use fuselage::ir::human_size;
 use fuselage::pipeline::{Outcome, Planner, Reference};
 use fuselage::search::StopReason;
+use fuselage::search::mutate::Moves;
 use fuselage::split::{CutChoice, SplitterKind};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
@@ -119,6 +120,11 @@ pub struct OptimizeCmd {
     /// again may be cut elsewhere. Without it, Algorithm 1 as published: the selection.
     #[arg(long, value_name = "T", value_parser = cut_temperature, allow_hyphen_values = true)]
     cut_temperature: Option<CutChoice>,
+    /// How LS and NSGA-II pick their merges and moves: random (the paper's: one draw, by the
+    /// bytes the edit saves) or fitting (up to four draws, the first whose new group fits
+    /// the buffer).
+    #[arg(long, value_name = "MOVES", default_value = "random", value_parser = moves)]
+    moves: Moves,
     /// Where to write the plan (JSON); `-` writes it to standard output, and the summary to
     /// standard error.
     #[arg(long, value_name = "FILE")]
@@ -207,6 +213,15 @@ fn gap(value: impl Into<u128>, reference: impl Into<u128>) -> String {
 }
 
 /// Parses a time limit in seconds: a finite number from 0 to 10^6.
+/// A `--moves`: `random` or `fitting`.
+fn moves(s: &str) -> Result<Moves, String> {
+    match s {
+        "random" => Ok(Moves::Random),
+        "fitting" => Ok(Moves::Fitting),
+        _ => Err(format!("`{s}` is not random or fitting")),
+    }
+}
+
 /// A `--cut-temperature`: a number in (0, 100].
 fn cut_temperature(s: &str) -> Result<CutChoice, String> {
     let t: f32 = s.parse().map_err(|e| format!("{e}"))?;
@@ -343,6 +358,7 @@ fn configure<'a>(
         .explainer_seed(a.explainer_seed)
         .max_branch(a.max_branch)
         .cut_choice(a.cut_temperature.unwrap_or_default())
+        .moves(a.moves)
         .stop(&crate::STOP)
         .objective(a.objective)
         .reference(if a.no_reference {

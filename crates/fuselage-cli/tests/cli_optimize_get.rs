@@ -205,8 +205,8 @@ fn explainer_and_splitter_must_agree() {
     }
 }
 
-/// `--cut-temperature` (issue 32): the run is a function of its seeds, and it explores (other
-/// cuts than the selection's, so another plan on this setting).
+/// `--cut-temperature` and `--moves fitting` (issue 32): each run is a function of its seeds,
+/// and each explores otherwise than the paper's method (another plan on this setting).
 #[test]
 fn sampled_cuts_are_seeded_and_change_the_search() {
     let (a, b, c) = (tmp("cut-a.json"), tmp("cut-b.json"), tmp("cut-c.json"));
@@ -216,6 +216,20 @@ fn sampled_cuts_are_seeded_and_change_the_search() {
     assert_eq!(va["groups"], vb["groups"]);
     let (vc, _) = optimize(&["--explainer", "cost"], &c);
     assert_ne!(va["groups"], vc["groups"]);
+    // `--moves fitting` likewise: seeded, and another search than the paper's moves.
+    let (vd, _) = optimize(&["--moves", "fitting"], &a);
+    let (ve, _) = optimize(&["--moves", "fitting"], &b);
+    assert_eq!(vd["groups"], ve["groups"]);
+    let (vf, _) = optimize(&["--moves", "random"], &c);
+    assert_ne!(vd["groups"], vf["groups"]);
+    let err = fails(&[
+        "optimize", "resnet18", "--fusion", "lbdf", "--buffer", "128KiB", "--search", "ls",
+        "--moves", "greedy", "--out", "x.json",
+    ]);
+    assert!(
+        err.contains("--moves") && err.contains("random or fitting"),
+        "{err}"
+    );
 }
 
 #[test]

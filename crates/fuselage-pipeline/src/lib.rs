@@ -66,6 +66,7 @@ use fuselage_cost::{
 };
 use fuselage_explain::{CostExplainer, Explainer, ExplainerKind, RandomExplainer};
 use fuselage_ir::{Graph, NodeSet};
+use fuselage_search::mutate::Moves;
 use fuselage_search::{
     Budget, Optimal, Pair, Problem, SearchKind, SearchResult, SearchStrategy, StopReason,
 };
@@ -265,6 +266,7 @@ pub struct Planner<'a> {
     explainer_seed: u64,
     max_branch: Option<usize>,
     cut_choice: CutChoice,
+    moves: Moves,
     memo: Option<Arc<SplitMemo>>,
     budget: u64,
     seed: u64,
@@ -301,6 +303,7 @@ impl<'a> Planner<'a> {
             explainer_seed: 0,
             max_branch: None,
             cut_choice: CutChoice::Selected,
+            moves: Moves::Random,
             memo: None,
             budget: 2000,
             seed: 0,
@@ -432,6 +435,13 @@ impl<'a> Planner<'a> {
         self
     }
 
+    /// How the local search and NSGA-II pick their merges and moves: the paper's random
+    /// draws (the default) or [`Moves::Fitting`], edits whose new group fits first.
+    pub fn moves(mut self, moves: Moves) -> Self {
+        self.moves = moves;
+        self
+    }
+
     /// A [`SplitMemo`] shared with other runs of the same graph, cost model and explainer.
     pub fn split_memo(mut self, memo: Arc<SplitMemo>) -> Self {
         self.memo = Some(memo);
@@ -555,7 +565,8 @@ impl<'a> Planner<'a> {
             .unwrap_or_else(|| Accelerator::beta_only(*model.config()));
         let p = Problem::new(g, model.as_ref(), splitter.as_ref())?
             .with_hardware(hardware.clone(), self.objective)
-            .with_pair(self.pair);
+            .with_pair(self.pair)
+            .with_moves(self.moves);
         let nothing_fuses = smallest_if_nothing_fits(g, &p);
         let (strategy, exact_search): (Box<dyn SearchStrategy + 'a>, bool) = match self.search {
             SearchSource::Kind(kind) => (kind.strategy(), kind == SearchKind::Optimal),

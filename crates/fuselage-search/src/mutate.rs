@@ -12,6 +12,7 @@ use fuselage_ir::{GroupId, NodeId, NodeSet, Plan, PlanGraph};
 use fuselage_split::cut::random_cut;
 use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
+use serde::{Deserialize, Serialize};
 
 /// The one-edit mutations of the local search and NSGA-II: the paper's three (move, merge,
 /// split) and a larger neighbourhood of our own (absorb).
@@ -43,6 +44,29 @@ pub enum Mutation {
     /// 3.15% to 3.29%, since random cuts seldom repair a large region well.
     Absorb,
 }
+
+/// How the local search and NSGA-II pick the groups a merge joins and the node a move takes.
+///
+/// A search stalls on *which valid groups it merges* (`docs/explainers.md`): a merge whose
+/// result does not fit is cut again by the splitter, often where the two groups met, and the
+/// evaluation is spent on a plan the search already had. [`Moves::Fitting`] draws up to
+/// [`FITTING_TRIES`] edits of the kind asked for and takes the first whose new group fits the
+/// buffer, judged by the problem's cost model (one group evaluation, answered from its cache
+/// when it is [`Cached`](fuselage_cost::Cached)), or the first edit drawn when none fits; a
+/// model that fails on a group counts it as not fitting. Only merges and moves are guided:
+/// a split always fits better, and an absorb is meant to hand the splitter a region to cut.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Moves {
+    /// The paper's: each edit drawn once, by the bytes that cross the boundary it removes.
+    #[default]
+    Random,
+    /// Merges and moves that fit the buffer first (see the type's docs).
+    Fitting,
+}
+
+/// How many edits [`Moves::Fitting`] draws before it takes the first.
+pub const FITTING_TRIES: usize = 4;
 
 /// An edge between two different groups, neither end unfusable, drawn with probability
 /// proportional to the bytes of the tensor it carries (two passes: sum, then walk to the drawn
@@ -96,6 +120,36 @@ fn mutate_with(
     kind: Mutation,
     rng: &mut ChaCha8Rng,
 ) -> Option<Plan> {
+    if p.moves() == Moves::Fitting && matches!(kind, Mutation::Merge | Mutation::Move) {
+        let fits = |plan: &Plan, new: usize| {
+            p.model()
+                .is_valid(p.graph(), &plan.groups[new])
+                .is_ok_and(|valid| valid)
+        };
+        let mut first = None;
+        for _ in 0..FITTING_TRIES {
+            let Some((edited, new)) = edit(p, plan, owner, kind, rng) else {
+                continue;
+            };
+            if fits(&edited, new) {
+                return Some(edited);
+            }
+            first.get_or_insert(edited);
+        }
+        return first;
+    }
+    edit(p, plan, owner, kind, rng).map(|(edited, _)| edited)
+}
+
+/// One edit of kind `kind`, drawn once: the new plan and the index of the group it grew (or
+/// made), or `None` when the edit is not possible or would make the plan cyclic.
+fn edit(
+    p: &Problem<'_>,
+    plan: &Plan,
+    owner: &[GroupId],
+    kind: Mutation,
+    rng: &mut ChaCha8Rng,
+) -> Option<(Plan, usize)> {
     let g = p.graph();
     let n = plan.len();
     match kind {
@@ -109,8 +163,9 @@ fn mutate_with(
             let mut groups = plan.groups.clone();
             groups.swap_remove(i);
             groups.extend(parts);
+            let last = groups.len() - 1;
             // A topological cut of a group keeps the plan acyclic (see fuselage-split).
-            Some(Plan::new(groups))
+            Some((Plan::new(groups), last))
         }
         Mutation::Merge => {
             let (u, v) = crossing_edge(p, owner, rng)?;
@@ -127,7 +182,7 @@ fn mutate_with(
             let (hi, lo) = (a.max(b), a.min(b));
             groups.swap_remove(hi);
             groups[lo] = merged;
-            Some(Plan::new(groups))
+            Some((Plan::new(groups), lo))
         }
         Mutation::Absorb => {
             let (u, _) = crossing_edge(p, owner, rng)?;
@@ -158,7 +213,8 @@ fn mutate_with(
                 }
             }
             groups.push(merged);
-            Some(Plan::new(groups))
+            let last = groups.len() - 1;
+            Some((Plan::new(groups), last))
         }
         Mutation::Move => {
             let (u, v) = crossing_edge(p, owner, rng)?;
@@ -187,8 +243,10 @@ fn mutate_with(
             let mut groups = plan.groups.clone();
             groups[to].insert(node);
             groups.swap_remove(from);
+            // `swap_remove` moved the last group into `from`'s place.
+            let grown = if to == groups.len() { from } else { to };
             groups.extend(pieces);
-            Some(Plan::new(groups))
+            Some((Plan::new(groups), grown))
         }
     }
 }

@@ -3,6 +3,7 @@
 //! bound. Acyclicity is [`PlanGraph`](fuselage_ir::PlanGraph)'s.
 
 use crate::error::Result;
+use crate::mutate::Moves;
 use fuselage_cost::{
     Accelerator, Activity, CostConfig, CostModel, GroupCost, Objective, unfusable_nodes,
 };
@@ -93,6 +94,7 @@ pub struct Problem<'a> {
     /// evaluate in parallel).
     cost_nanos: AtomicU64,
     split_baseline: Option<SplitStats>,
+    moves: Moves,
 }
 
 impl<'a> Problem<'a> {
@@ -122,6 +124,7 @@ impl<'a> Problem<'a> {
             unfusable,
             cost_nanos: AtomicU64::new(0),
             split_baseline: splitter.stats(),
+            moves: Moves::Random,
         })
     }
 
@@ -135,6 +138,18 @@ impl<'a> Problem<'a> {
             self.pair = Pair::LatencyEnergy;
         }
         self
+    }
+
+    /// The same problem with the local search and NSGA-II editing plans by `moves` (default
+    /// [`Moves::Random`], the paper's).
+    pub fn with_moves(mut self, moves: Moves) -> Self {
+        self.moves = moves;
+        self
+    }
+
+    /// How the local search and NSGA-II pick their merges and moves.
+    pub fn moves(&self) -> Moves {
+        self.moves
     }
 
     /// The same problem with NSGA-II ranking `pair`.
@@ -165,6 +180,7 @@ impl<'a> Problem<'a> {
             unfusable: self.unfusable.clone(),
             cost_nanos: AtomicU64::new(0),
             split_baseline: self.splitter.stats(),
+            moves: self.moves,
         }
     }
 
