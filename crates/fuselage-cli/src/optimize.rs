@@ -146,6 +146,14 @@ struct OptimizeFile {
     splitter: String,
     /// The explainer of the `get` splitter; `null` for the random splitter.
     explainer: Option<String>,
+    /// The temperature the `get` splitter drew its cuts at (`--cut-temperature`); absent for
+    /// Algorithm 1 as published, so that such plan files read as they always did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cut_temperature: Option<f32>,
+    /// How LS and NSGA-II drew their merges and moves (`--moves`); absent for the paper's
+    /// random moves.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    moves: Option<Moves>,
     seed: u64,
     budget: u64,
     evaluations: u64,
@@ -416,6 +424,11 @@ fn write_outputs(
         history: result.history.clone(),
         front: result.front.clone(),
         explainer: out.names.explainer.clone(),
+        cut_temperature: match a.cut_temperature {
+            Some(CutChoice::Sampled { temperature }) => Some(temperature),
+            _ => None,
+        },
+        moves: (a.moves != Moves::Random).then_some(a.moves),
         rectify_rate: out.names.explainer.is_some().then(|| split.rectify_rate()),
         invalid_groups_met: split.invalid_groups,
         explanations: split.explanations,

@@ -214,6 +214,11 @@ fn sampled_cuts_are_seeded_and_change_the_search() {
     let (va, _) = optimize(&sampled, &a);
     let (vb, _) = optimize(&sampled, &b);
     assert_eq!(va["groups"], vb["groups"]);
+    // The plan file says how it was made; a run of the paper's method has neither field.
+    assert_eq!(
+        (va["cut_temperature"].as_f64(), va["moves"].as_str()),
+        (Some(0.3), None)
+    );
     let (vc, _) = optimize(&["--explainer", "cost"], &c);
     assert_ne!(va["groups"], vc["groups"]);
     // `--moves fitting` likewise: seeded, and another search than the paper's moves.
@@ -222,6 +227,8 @@ fn sampled_cuts_are_seeded_and_change_the_search() {
     assert_eq!(vd["groups"], ve["groups"]);
     let (vf, _) = optimize(&["--moves", "random"], &c);
     assert_ne!(vd["groups"], vf["groups"]);
+    assert_eq!(vd["moves"], "fitting");
+    assert!(vf.get("moves").is_none() && vf.get("cut_temperature").is_none());
     let err = fails(&[
         "optimize", "resnet18", "--fusion", "lbdf", "--buffer", "128KiB", "--search", "ls",
         "--moves", "greedy", "--out", "x.json",
