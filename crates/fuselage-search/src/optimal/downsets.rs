@@ -5,6 +5,7 @@
 use super::common::{FxMap, rest_bound};
 use super::joins::{bottlenecks, join};
 use super::net::Net;
+use super::shift::ShiftMemo;
 use crate::bound::RestFloor;
 use crate::error::Result;
 use crate::problem::Problem;
@@ -96,6 +97,8 @@ impl DownsetProgramme {
         let max_group = self.max_group.max(1);
         // The next bottleneck to join (they are in order, each one's `before` inside the next).
         let mut joined = 0;
+        // The joins' answers, for the next layer's (see `join`).
+        let mut memo = ShiftMemo::new(p);
         // best[D] = (cost of covering D, the down-set D came from).
         let mut best: FxMap<NodeSet, (u64, NodeSet)> = FxMap::default();
         best.insert(start.clone(), (0, start.clone()));
@@ -133,7 +136,15 @@ impl DownsetProgramme {
             {
                 // Given up when the budget expires: the loop then stops with its states
                 // still waiting.
-                let Some(found) = join(p, &net, &best, neck, (upper, budget), floor, max_group)?
+                let Some(found) = join(
+                    p,
+                    &net,
+                    &best,
+                    neck,
+                    (upper, budget),
+                    floor,
+                    (max_group, &mut memo),
+                )?
                 else {
                     continue;
                 };

@@ -109,6 +109,14 @@
 //! compare); where two tails tie, the first in the walk stays, so a plan of equal value may
 //! differ.
 //!
+//! **Repeated layers inside a region.** Where a group is another's shift, node for node
+//! (`shift.rs`: the same ops, shapes, weights and row reads, consumers inside and outside
+//! alike, and what it reads from outside alike in shape and rows), every model gives it the
+//! same answer, as the repeated regions above assume. So the joins and the order programmes
+//! keep the answers they get, keyed by the group's form, and take them for its shifts: a
+//! transformer region's joins cost the (tail, head) pairs of its first layer, and find the
+//! others' there. This removes model calls, not sets: the sets costed are counted as before.
+//!
 //! **Where it could still be slow.** The family holds every connected group of up to
 //! `max_group` nodes that fits. With the joins, every input in `docs/optimal.md` (the zoo at
 //! 128 KiB and 2 MiB under both models, GPT-2 at 12 layers and 1,024 tokens) finishes in
@@ -149,7 +157,8 @@
 //! **Files.** `orders.rs` holds family 2 (the candidate orders and their programme);
 //! `downsets.rs` family 1, whose connected steps `net.rs` grows; `joins.rs` the bottlenecks
 //! and their joins; `regions.rs` the independent regions and the repeated ones; `objectives.rs`
-//! EDP; `common.rs` the rest bound they share. Each piece's unit tests stand beside it.
+//! EDP; `shift.rs` the groups that are each other's shift and the memo of their answers;
+//! `common.rs` the rest bound they share. Each piece's unit tests stand beside it.
 //!
 //! Complexity: family 1 costs O(states · connected extensions that cross no bottleneck) plus,
 //! per bottleneck, O(tails + heads + the tails walked) cost-model calls, family 2
@@ -163,6 +172,7 @@ mod net;
 mod objectives;
 mod orders;
 mod regions;
+mod shift;
 #[cfg(test)]
 mod testing;
 

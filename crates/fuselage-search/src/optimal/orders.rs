@@ -1,6 +1,7 @@
 //! Family 2 of the [module docs](super): the candidate topological orders, and the prefix
 //! programme that finds the best plan contiguous in one of them.
 
+use super::shift::ShiftMemo;
 use crate::error::Result;
 use crate::problem::Problem;
 use crate::strategy::Budget;
@@ -82,6 +83,9 @@ impl OrderProgramme {
         let mut costed = 0u64;
         // Where the programme stopped: every `best[x]` with `x <= reached` is final.
         let mut reached = n;
+        // Each component's answer, found again for its shifts: an order's segments repeat
+        // from layer to layer.
+        let mut memo = ShiftMemo::new(p);
         for i in 0..n {
             if budget.is_some_and(Budget::expired) {
                 reached = i;
@@ -95,7 +99,7 @@ impl OrderProgramme {
             for j in i..n.min(i + self.max_segment.max(1)) {
                 segment.insert(order[j]);
                 costed += 1;
-                match segment_cost(p, &segment)? {
+                match segment_cost(p, &segment, &mut memo)? {
                     Segment::Fits(c) => {
                         misses = 0;
                         let through = best[i].saturating_add(c);
@@ -157,7 +161,8 @@ pub(super) fn candidate_orders(
     orders
 }
 
-/// What a segment of an order costs.
+/// What a segment of an order (or one of its components) costs.
+#[derive(Copy, Clone, Debug)]
 enum Segment {
     /// The summed objective of its components, all admissible.
     Fits(u64),
@@ -166,17 +171,31 @@ enum Segment {
     Inadmissible { dead: bool },
 }
 
-/// The summed objective of the segment's components, or why it has none.
-fn segment_cost(p: &Problem<'_>, segment: &NodeSet) -> Result<Segment> {
+/// The summed objective of the segment's components, or why it has none; each component's
+/// answer from `memo` when it holds a shift of it.
+fn segment_cost(
+    p: &Problem<'_>,
+    segment: &NodeSet,
+    memo: &mut ShiftMemo<Segment>,
+) -> Result<Segment> {
     let mut total = 0;
     for c in components(p.graph(), segment) {
-        match p.admissible_value(&c)? {
-            Some(value) => total = u64::saturating_add(total, value),
+        let part = match memo.get(p, &c) {
+            Some(part) => part,
             None => {
-                return Ok(Segment::Inadmissible {
-                    dead: !p.fits_somewhere(&c)?,
-                });
+                let part = match p.admissible_value(&c)? {
+                    Some(value) => Segment::Fits(value),
+                    None => Segment::Inadmissible {
+                        dead: !p.fits_somewhere(&c)?,
+                    },
+                };
+                memo.insert(&c, part);
+                part
             }
+        };
+        match part {
+            Segment::Fits(value) => total = u64::saturating_add(total, value),
+            dead @ Segment::Inadmissible { .. } => return Ok(dead),
         }
     }
     Ok(Segment::Fits(total))
@@ -249,9 +268,13 @@ mod tests {
         // node (1,024 in, 1,024 out and its weights), with anything else a dead end.
         let g = layers();
         with_problem(&g, CostKind::Lbdf, 1024, |p| {
-            let cost = |ids: &[u32]| segment_cost(p, &set(&g, ids)).unwrap();
+            let mut memo = ShiftMemo::new(p);
+            let mut cost = |ids: &[u32]| segment_cost(p, &set(&g, ids), &mut memo).unwrap();
             assert!(matches!(cost(&[0, 1]), Segment::Fits(2048)));
             assert!(matches!(cost(&[2]), Segment::Fits(4368)));
+            // The second layer is the first moved by 3: its answers come from the memo.
+            assert!(matches!(cost(&[3, 4]), Segment::Fits(2048)));
+            assert!(matches!(cost(&[5]), Segment::Fits(4368)));
             // Two components, each admissible: their sum.
             assert!(matches!(cost(&[0, 2]), Segment::Fits(6416)));
             assert!(matches!(
