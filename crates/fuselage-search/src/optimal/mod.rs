@@ -112,10 +112,11 @@
 //! **Repeated layers inside a region.** Where a group is another's shift, node for node
 //! (`shift.rs`: the same ops, shapes, weights and row reads, consumers inside and outside
 //! alike, and what it reads from outside alike in shape and rows), every model gives it the
-//! same answer, as the repeated regions above assume. So the joins and the order programmes
-//! keep the answers they get, keyed by the group's form, and take them for its shifts: a
-//! transformer region's joins cost the (tail, head) pairs of its first layer, and find the
-//! others' there. This removes model calls, not sets: the sets costed are counted as before.
+//! same answer, as the repeated regions above assume. So the joins, the down-set
+//! programme's extensions and the order programmes keep the answers they get (values, and
+//! whether a larger group might fit), keyed by the group's form, and take them for its
+//! shifts: a transformer region's joins cost the (tail, head) pairs of its first layer, and
+//! find the others' there. This removes model calls, not sets: the sets costed are counted as before.
 //!
 //! **Where it could still be slow.** The family holds every connected group of up to
 //! `max_group` nodes that fits. With the joins, every input in `docs/optimal.md` (the zoo at
