@@ -347,6 +347,8 @@ impl Optimal {
         // back whatever the thread count. Past the time limit an order is skipped or given up
         // (the first is completed in singletons from where it stopped).
         let done = std::sync::atomic::AtomicU64::new(0);
+        // The orders share the answers of their segments' components (and their shifts).
+        let memo = shift::SharedMemo::new(p);
         let first_cut = std::sync::atomic::AtomicBool::new(false);
         let results: Vec<Result<Option<(Plan, u64)>>> = orders
             .par_iter()
@@ -355,7 +357,8 @@ impl Optimal {
                 if k > 0 && budget.expired() {
                     return Ok(None);
                 }
-                let (plan, _, costed, complete) = order_programme.run(p, order, Some(budget))?;
+                let (plan, _, costed, complete) =
+                    order_programme.run_with(p, order, Some(budget), &memo)?;
                 let finished = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
                 budget.report((finished * budget.evaluations()) / steps);
                 // An order cut short is dropped, except the first: its prefix, completed in

@@ -1,7 +1,7 @@
 //! Family 2 of the [module docs](super): the candidate topological orders, and the prefix
 //! programme that finds the best plan contiguous in one of them.
 
-use super::shift::ShiftMemo;
+use super::shift::SharedMemo;
 use crate::error::Result;
 use crate::problem::Problem;
 use crate::strategy::Budget;
@@ -75,6 +75,19 @@ impl OrderProgramme {
         order: &[NodeId],
         budget: Option<&Budget<'_>>,
     ) -> Result<(Plan, u64, u64, bool)> {
+        self.run_with(p, order, budget, &SharedMemo::new(p))
+    }
+
+    /// [`run`](Self::run), each segment's components answered from `memo` when it holds a
+    /// shift of them, and kept there: an order's segments repeat from layer to layer, and the
+    /// orders share many.
+    pub(super) fn run_with(
+        &self,
+        p: &Problem<'_>,
+        order: &[NodeId],
+        budget: Option<&Budget<'_>>,
+        memo: &SharedMemo<Segment>,
+    ) -> Result<(Plan, u64, u64, bool)> {
         let g = p.graph();
         let n = order.len();
         let mut best = vec![u64::MAX; n + 1];
@@ -83,9 +96,6 @@ impl OrderProgramme {
         let mut costed = 0u64;
         // Where the programme stopped: every `best[x]` with `x <= reached` is final.
         let mut reached = n;
-        // Each component's answer, found again for its shifts: an order's segments repeat
-        // from layer to layer.
-        let mut memo = ShiftMemo::new(p);
         for i in 0..n {
             if budget.is_some_and(Budget::expired) {
                 reached = i;
@@ -99,7 +109,7 @@ impl OrderProgramme {
             for j in i..n.min(i + self.max_segment.max(1)) {
                 segment.insert(order[j]);
                 costed += 1;
-                match segment_cost(p, &segment, &mut memo)? {
+                match segment_cost(p, &segment, memo)? {
                     Segment::Fits(c) => {
                         misses = 0;
                         let through = best[i].saturating_add(c);
@@ -163,7 +173,7 @@ pub(super) fn candidate_orders(
 
 /// What a segment of an order (or one of its components) costs.
 #[derive(Copy, Clone, Debug)]
-enum Segment {
+pub(super) enum Segment {
     /// The summed objective of its components, all admissible.
     Fits(u64),
     /// A component is inadmissible; `dead` when its buffer floor does not fit, so that no
@@ -173,11 +183,7 @@ enum Segment {
 
 /// The summed objective of the segment's components, or why it has none; each component's
 /// answer from `memo` when it holds a shift of it.
-fn segment_cost(
-    p: &Problem<'_>,
-    segment: &NodeSet,
-    memo: &mut ShiftMemo<Segment>,
-) -> Result<Segment> {
+fn segment_cost(p: &Problem<'_>, segment: &NodeSet, memo: &SharedMemo<Segment>) -> Result<Segment> {
     let mut total = 0;
     for c in components(p.graph(), segment) {
         let part = match memo.get(p, &c) {
@@ -268,8 +274,8 @@ mod tests {
         // node (1,024 in, 1,024 out and its weights), with anything else a dead end.
         let g = layers();
         with_problem(&g, CostKind::Lbdf, 1024, |p| {
-            let mut memo = ShiftMemo::new(p);
-            let mut cost = |ids: &[u32]| segment_cost(p, &set(&g, ids), &mut memo).unwrap();
+            let memo = SharedMemo::new(p);
+            let cost = |ids: &[u32]| segment_cost(p, &set(&g, ids), &memo).unwrap();
             assert!(matches!(cost(&[0, 1]), Segment::Fits(2048)));
             assert!(matches!(cost(&[2]), Segment::Fits(4368)));
             // The second layer is the first moved by 3: its answers come from the memo.

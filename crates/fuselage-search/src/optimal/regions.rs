@@ -5,7 +5,7 @@
 use super::common::rest_bound;
 use super::downsets::{DownsetProgramme, Downsets};
 use super::orders::OrderProgramme;
-use super::shift::alike;
+use super::shift::{SharedMemo, alike};
 use crate::bound::RestFloor;
 use crate::error::Result;
 use crate::problem::Problem;
@@ -62,6 +62,7 @@ pub(super) fn plan_regions(
     // Each kind's bound: the better of that and its own best order plan (the candidate
     // orders restricted to it). A shifted plan of one region is a plan of the others of
     // its kind, at the same value.
+    let memo = SharedMemo::new(p);
     let bounds: Vec<Result<(u64, u64)>> = kinds
         .par_iter()
         .map(|&k| {
@@ -79,7 +80,7 @@ pub(super) fn plan_regions(
                     .copied()
                     .filter(|&v| region.contains(v))
                     .collect();
-                let (_, cost, c, _) = order_programme.run(p, &inside, None)?;
+                let (_, cost, c, _) = order_programme.run_with(p, &inside, None, &memo)?;
                 costed += c;
                 bound = bound.min(cost);
             }

@@ -288,6 +288,30 @@ impl<T: Copy> ShiftMemo<T> {
     }
 }
 
+/// A [`ShiftMemo`] that threads share: the candidate orders, which run in parallel, find
+/// each other's answers. What it answers is the same whatever the threads (a group's answer
+/// does not depend on who costed it), only how often the model is asked.
+pub(super) struct SharedMemo<T>(std::sync::RwLock<ShiftMemo<T>>);
+
+impl<T: Copy> SharedMemo<T> {
+    /// An empty memo for `p`'s graph.
+    pub(super) fn new(p: &Problem<'_>) -> Self {
+        SharedMemo(std::sync::RwLock::new(ShiftMemo::new(p)))
+    }
+
+    /// [`ShiftMemo::get`] (nothing, should a thread have panicked holding it).
+    pub(super) fn get(&self, p: &Problem<'_>, group: &NodeSet) -> Option<T> {
+        self.0.read().ok()?.get(p, group)
+    }
+
+    /// [`ShiftMemo::insert`].
+    pub(super) fn insert(&self, group: &NodeSet, answer: T) {
+        if let Ok(mut memo) = self.0.write() {
+            memo.insert(group, answer);
+        }
+    }
+}
+
 /// A group's answer, as the joins read it: valid, its `F_D`, and its value in the
 /// problem's objective when admissible.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
