@@ -104,12 +104,13 @@ impl OrderProgramme {
             if best[i] == u64::MAX {
                 continue;
             }
-            let mut segment = NodeSet::new(g.len());
+            // The segment's components, by first node, grown with it.
+            let mut pieces: Vec<NodeSet> = Vec::new();
             let mut misses = 0;
             for j in i..n.min(i + self.max_segment.max(1)) {
-                segment.insert(order[j]);
+                add_to_pieces(g, &mut pieces, order[j]);
                 costed += 1;
-                match segment_cost(p, &segment, memo)? {
+                match segment_cost(p, &pieces, memo)? {
                     Segment::Fits(c) => {
                         misses = 0;
                         let through = best[i].saturating_add(c);
@@ -181,21 +182,44 @@ pub(super) enum Segment {
     Inadmissible { dead: bool },
 }
 
-/// The summed objective of the segment's components, or why it has none; each component's
-/// answer from `memo` when it holds a shift of it.
-fn segment_cost(p: &Problem<'_>, segment: &NodeSet, memo: &SharedMemo<Segment>) -> Result<Segment> {
+/// Adds `v` to a segment whose weakly connected components are `pieces`, ordered by their
+/// first node: the pieces it touches (holding one of its producers or consumers) merge with
+/// it. They stay [`components`] of the segment, in its order, without a walk of it.
+fn add_to_pieces(g: &Graph, pieces: &mut Vec<NodeSet>, v: NodeId) {
+    let mut merged = NodeSet::singleton(g.len(), v);
+    let consumers = g.consumers(v);
+    pieces.retain(|c| {
+        let touches =
+            g.producers(v).any(|u| c.contains(u)) || consumers.iter().any(|&(w, _)| c.contains(w));
+        if touches {
+            merged.union_with(c);
+        }
+        !touches
+    });
+    let first = merged.first();
+    let at = pieces.partition_point(|c| c.first() < first);
+    pieces.insert(at, merged);
+}
+
+/// The summed objective of the segment's components (`pieces`, by first node), or why it
+/// has none; each component's answer from `memo` when it holds a shift of it.
+fn segment_cost(
+    p: &Problem<'_>,
+    pieces: &[NodeSet],
+    memo: &SharedMemo<Segment>,
+) -> Result<Segment> {
     let mut total = 0;
-    for c in components(p.graph(), segment) {
-        let part = match memo.get(p, &c) {
+    for c in pieces {
+        let part = match memo.get(p, c) {
             Some(part) => part,
             None => {
-                let part = match p.admissible_value(&c)? {
+                let part = match p.admissible_value(c)? {
                     Some(value) => Segment::Fits(value),
                     None => Segment::Inadmissible {
-                        dead: !p.fits_somewhere(&c)?,
+                        dead: !p.fits_somewhere(c)?,
                     },
                 };
-                memo.insert(&c, part);
+                memo.insert(c, part);
                 part
             }
         };
@@ -275,7 +299,8 @@ mod tests {
         let g = layers();
         with_problem(&g, CostKind::Lbdf, 1024, |p| {
             let memo = SharedMemo::new(p);
-            let cost = |ids: &[u32]| segment_cost(p, &set(&g, ids), &memo).unwrap();
+            let cost =
+                |ids: &[u32]| segment_cost(p, &components(&g, &set(&g, ids)), &memo).unwrap();
             assert!(matches!(cost(&[0, 1]), Segment::Fits(2048)));
             assert!(matches!(cost(&[2]), Segment::Fits(4368)));
             // The second layer is the first moved by 3: its answers come from the memo.
@@ -288,6 +313,26 @@ mod tests {
                 Segment::Inadmissible { dead: true }
             ));
         });
+    }
+
+    #[test]
+    fn pieces_grown_node_by_node_are_the_components_in_order() {
+        // Every segment of every candidate order of two small graphs, and of GPT-2 at four
+        // layers: the pieces grown node by node are the segment's components, by first node.
+        let gpt = fuselage_zoo::build("gpt2_l4_h256").unwrap();
+        for g in [two_branches(), layers(), gpt] {
+            for order in candidate_orders(&g, 3, 2, &[]) {
+                for i in (0..order.len()).step_by(7) {
+                    let mut pieces = Vec::new();
+                    let mut segment = NodeSet::new(g.len());
+                    for &v in order[i..].iter().take(60) {
+                        add_to_pieces(&g, &mut pieces, v);
+                        segment.insert(v);
+                        assert_eq!(pieces, components(&g, &segment));
+                    }
+                }
+            }
+        }
     }
 
     #[test]

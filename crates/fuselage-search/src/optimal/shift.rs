@@ -117,13 +117,16 @@ pub(super) fn alike(
 /// Each node's class: nodes of one class are alike in everything [`alike`] compares of a
 /// node on its own (op, shape, weights, multiply–accumulates, graph output, unfusable, rows,
 /// row elements, row axis, the row read of every port). With it, a group whose every node
-/// reads and feeds exactly the shifts of what its shift's node does is recognised in one
-/// pass ([`Classes::shifted`]), without [`alike`]'s comparisons.
+/// reads and feeds exactly the shifts of what its shift's node does is recognised by a
+/// subset test of a few words ([`Classes::shifted`]), without [`alike`]'s comparisons.
 pub(super) struct Classes {
     class: Vec<u32>,
     /// Per node, the class of its tensor's geometry alone (shape, rows, row elements, row
     /// axis): what a group that reads it from outside depends on.
     geometry: Vec<u32>,
+    /// Per shift `d` (at `d + n`), the nodes `w` whose node `w − d` is alike them on its
+    /// own and in what it reads and feeds ([`Classes::shifted`]), made when first asked.
+    tables: Vec<std::sync::OnceLock<NodeSet>>,
 }
 
 /// What a node's class is made of.
@@ -170,7 +173,14 @@ impl Classes {
                 *ids.entry(local).or_insert(next)
             })
             .collect();
-        Classes { class, geometry }
+        let tables = (0..=2 * g.len())
+            .map(|_| std::sync::OnceLock::new())
+            .collect();
+        Classes {
+            class,
+            geometry,
+            tables,
+        }
     }
 
     /// A hash of the classes of `group`'s nodes, in order: what tells apart groups of one
@@ -184,41 +194,61 @@ impl Classes {
         h.finish()
     }
 
-    /// Whether every node `v` of `a` and `v + d` are of one class, read exactly the shifts
-    /// of each other's inputs (a node's by `d`, of one geometry; a graph input the same) and
-    /// feed exactly the shifts of each other's consumers, port for port. Then `a` and its
-    /// shift are [`alike`]: what a member reads from outside `a` its shift reads from
-    /// outside the shift, one tensor for one, of equal shape and rows; consumers inside and
-    /// outside correspond. `false` says nothing (the two may still be alike).
-    pub(super) fn shifted(&self, p: &Problem<'_>, a: &NodeSet, d: i64) -> bool {
+    /// Whether the node `v` and `v + d` are of one class, read exactly the shifts of each
+    /// other's inputs (a node's by `d`, of one geometry; a graph input the same) and feed
+    /// exactly the shifts of each other's consumers, port for port.
+    fn local(&self, p: &Problem<'_>, v: NodeId, d: i64) -> bool {
         let g = p.graph();
         let n = self.class.len() as i64;
         let at = |v: NodeId| {
             let w = i64::from(v.0) + d;
             (0..n).contains(&w).then_some(NodeId(w as u32))
         };
-        let same = |v: NodeId, w: NodeId| self.class[v.index()] == self.class[w.index()];
-        a.iter().all(|v| {
-            let Some(w) = at(v).filter(|&w| same(v, w)) else {
-                return false;
-            };
-            let (x, y) = (&g.node(v).inputs, &g.node(w).inputs);
-            let inputs = x.len() == y.len()
-                && x.iter().zip(y).all(|(&s, &t)| match (s, t) {
-                    (Source::Node(u), Source::Node(u2)) => {
-                        at(u) == Some(u2) && self.geometry[u.index()] == self.geometry[u2.index()]
-                    }
-                    (Source::Input(i), Source::Input(j)) => i == j,
-                    _ => false,
-                });
-            let (cv, cw) = (g.consumers(v), g.consumers(w));
-            inputs
-                && cv.len() == cw.len()
-                && cv
-                    .iter()
-                    .zip(cw)
-                    .all(|(&(c, port), &(c2, port2))| at(c) == Some(c2) && port == port2)
-        })
+        let Some(w) = at(v).filter(|&w| self.class[v.index()] == self.class[w.index()]) else {
+            return false;
+        };
+        let (x, y) = (&g.node(v).inputs, &g.node(w).inputs);
+        let inputs = x.len() == y.len()
+            && x.iter().zip(y).all(|(&s, &t)| match (s, t) {
+                (Source::Node(u), Source::Node(u2)) => {
+                    at(u) == Some(u2) && self.geometry[u.index()] == self.geometry[u2.index()]
+                }
+                (Source::Input(i), Source::Input(j)) => i == j,
+                _ => false,
+            });
+        let (cv, cw) = (g.consumers(v), g.consumers(w));
+        inputs
+            && cv.len() == cw.len()
+            && cv
+                .iter()
+                .zip(cw)
+                .all(|(&(c, port), &(c2, port2))| at(c) == Some(c2) && port == port2)
+    }
+
+    /// Whether every node `w` of `b` and `w − d` are [alike on their own](Self::local). Then
+    /// `b` and `b − d` are [`alike`]: what a member reads from outside `b − d` its shift
+    /// reads from outside `b`, one tensor for one, of equal shape and rows; consumers inside
+    /// and outside correspond. `false` says nothing (the two may still be alike).
+    ///
+    /// Complexity: a subset test of `n / 64` words, once the table of `d` is made (O(ports
+    /// and consumers of the graph), once per `d`).
+    pub(super) fn shifted(&self, p: &Problem<'_>, b: &NodeSet, d: i64) -> bool {
+        let n = self.class.len();
+        let Some(slot) = d
+            .checked_add(n as i64)
+            .and_then(|k| usize::try_from(k).ok())
+            .and_then(|k| self.tables.get(k))
+        else {
+            return false;
+        };
+        let table = slot.get_or_init(|| {
+            let ids = (0..n as i64)
+                .filter(|&w| (0..n as i64).contains(&(w - d)))
+                .filter(|&w| self.local(p, NodeId((w - d) as u32), d))
+                .map(|w| NodeId(w as u32));
+            NodeSet::from_ids(n, ids)
+        });
+        b.is_subset(table)
     }
 }
 
@@ -258,16 +288,18 @@ impl<T: Copy> ShiftMemo<T> {
     /// kept.
     pub(super) fn get(&self, p: &Problem<'_>, group: &NodeSet) -> Option<T> {
         let first = group.first()?;
-        let key = (relative(group, first), self.classes.signature(group));
+        let key = (
+            group.shifted(-i64::from(first.0))?,
+            self.classes.signature(group),
+        );
         let found = self.map.get(&key)?;
         found.iter().find_map(|&(at, answer)| {
             let d = i64::from(first.0) - i64::from(at.0);
-            if d == 0 {
+            if d == 0 || self.classes.shifted(p, group, d) {
                 return Some(answer);
             }
-            let kept = moved(group, -d)?;
-            (self.classes.shifted(p, &kept, d) || alike(p, &kept, group, d, |_, _, _| true))
-                .then_some(answer)
+            let kept = group.shifted(-d)?;
+            alike(p, &kept, group, d, |_, _, _| true).then_some(answer)
         })
     }
 
@@ -279,8 +311,13 @@ impl<T: Copy> ShiftMemo<T> {
         if self.entries >= MAX_SHIFT_ENTRIES {
             return;
         }
-        let key = (relative(group, first), self.classes.signature(group));
-        let forms = self.map.entry(key).or_default();
+        let Some(at_zero) = group.shifted(-i64::from(first.0)) else {
+            return;
+        };
+        let forms = self
+            .map
+            .entry((at_zero, self.classes.signature(group)))
+            .or_default();
         if forms.len() < FORMS_PER_KEY && forms.iter().all(|&(at, _)| at != first) {
             forms.push((first, answer));
             self.entries += 1;
@@ -321,28 +358,6 @@ pub(super) struct Answer {
     pub(super) value: Option<u64>,
 }
 
-/// `group` moved so that `first` (its first node) is node 0.
-fn relative(group: &NodeSet, first: NodeId) -> NodeSet {
-    NodeSet::from_ids(
-        group.capacity(),
-        group.iter().map(|v| NodeId(v.0 - first.0)),
-    )
-}
-
-/// `group` moved by `d`, when every node stays in the graph.
-fn moved(group: &NodeSet, d: i64) -> Option<NodeSet> {
-    let n = group.capacity() as i64;
-    let mut out = NodeSet::new(group.capacity());
-    for v in group.iter() {
-        let w = i64::from(v.0) + d;
-        if !(0..n).contains(&w) {
-            return None;
-        }
-        out.insert(NodeId(w as u32));
-    }
-    Some(out)
-}
-
 #[cfg(test)]
 mod tests {
     use super::super::testing::{chain, set, with_problem};
@@ -374,10 +389,10 @@ mod tests {
                 let (mut shifts, mut fast) = (0, 0);
                 for a in &groups {
                     for d in -n..n {
-                        let Some(b) = moved(a, d).filter(|_| d != 0) else {
+                        let Some(b) = a.shifted(d).filter(|_| d != 0) else {
                             continue;
                         };
-                        let quick = classes.shifted(p, a, d);
+                        let quick = classes.shifted(p, &b, d);
                         if !alike(p, a, &b, d, |_, _, _| true) {
                             assert!(!quick, "{kind} {d} {:?}", a.iter().collect::<Vec<_>>());
                             continue;
