@@ -96,6 +96,50 @@ impl NodeSet {
         self.bits.minimum().map(|i| NodeId(i as u32))
     }
 
+    /// Every node moved by `by` (`v ↦ v + by`), in a set of the same capacity; `None` when
+    /// a node would leave it. Word by word, O(capacity / 64): how a repeated layer's group
+    /// is compared with the one a layer before.
+    ///
+    /// # Example
+    /// ```
+    /// use fuselage_ir::{NodeId, NodeSet};
+    /// let s = NodeSet::from_ids(200, [NodeId(3), NodeId(70)]);
+    /// assert_eq!(s.shifted(100), Some(NodeSet::from_ids(200, [NodeId(103), NodeId(170)])));
+    /// assert_eq!(s.shifted(-3), Some(NodeSet::from_ids(200, [NodeId(0), NodeId(67)])));
+    /// assert_eq!(s.shifted(130), None);
+    /// assert_eq!(s.shifted(-4), None);
+    /// ```
+    pub fn shifted(&self, by: i64) -> Option<NodeSet> {
+        let n = self.capacity();
+        let (Some(lo), Some(hi)) = (self.bits.minimum(), self.bits.maximum()) else {
+            return Some(NodeSet::new(n));
+        };
+        if (lo as i64).checked_add(by)? < 0 || (hi as i64).checked_add(by)? >= n as i64 {
+            return None;
+        }
+        const W: usize = usize::BITS as usize;
+        let src = self.bits.as_slice();
+        let word = |k: i64| {
+            usize::try_from(k)
+                .ok()
+                .and_then(|k| src.get(k).copied())
+                .unwrap_or(0)
+        };
+        let (q, r) = (by.div_euclid(W as i64), by.rem_euclid(W as i64) as u32);
+        // Output word k takes the bits of source words k − q (low part) and k − q − 1.
+        let blocks = (0..src.len() as i64).map(|k| {
+            let low = word(k - q) << r;
+            if r == 0 {
+                low
+            } else {
+                low | word(k - q - 1) >> (W as u32 - r)
+            }
+        });
+        Some(NodeSet {
+            bits: FixedBitSet::with_capacity_and_blocks(n, blocks),
+        })
+    }
+
     /// `self ∪ other`.
     pub fn union(&self, other: &NodeSet) -> NodeSet {
         let mut bits = self.bits.clone();
@@ -194,6 +238,18 @@ mod tests {
             prop_assert_eq!(sa.first().map(|n| n.0), a.first().copied());
             let json = serde_json::to_string(&sa).unwrap();
             prop_assert_eq!(serde_json::from_str::<NodeSet>(&json).unwrap(), sa);
+        }
+
+        #[test]
+        fn a_shift_moves_every_node_or_refuses(a in proptest::collection::btree_set(0u32..150, 0..40),
+                                                by in -160i64..160) {
+            let sa = NodeSet::from_ids(150, a.iter().map(|&i| NodeId(i)));
+            let moved: Vec<i64> = a.iter().map(|&i| i64::from(i) + by).collect();
+            let expected = moved
+                .iter()
+                .all(|&i| (0..150).contains(&i))
+                .then(|| NodeSet::from_ids(150, moved.iter().map(|&i| NodeId(i as u32))));
+            prop_assert_eq!(sa.shifted(by), expected);
         }
     }
 

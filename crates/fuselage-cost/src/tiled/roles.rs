@@ -48,6 +48,26 @@ pub(super) struct Roles {
     pub(super) keys: Vec<u64>,
     /// Scratch of [`chain_only`]: per member, read as rows by a member that is not.
     pub(super) needed: Vec<bool>,
+    /// Scratch of [`roles_into`](Prep::roles_into) and [`split_waits`](Prep::split_waits),
+    /// kept so that costing a group allocates nothing once it has grown.
+    pub(super) scratch: Scratch,
+}
+
+/// Reused buffers of [`Prep::roles_into`] and [`Prep::split_waits`].
+#[derive(Debug, Default)]
+pub(super) struct Scratch {
+    /// Per tensor: it may still be blocked.
+    allowed: Vec<bool>,
+    /// The tensors of a chain still to visit.
+    stack: Vec<usize>,
+    /// Union-find forest over members, their roots, loop sizes and loop numbers.
+    root: Vec<usize>,
+    roots: Vec<usize>,
+    size: Vec<u32>,
+    id: Vec<usize>,
+    /// Per member, bit sets over loops.
+    reach: Vec<u64>,
+    crossed: Vec<u64>,
 }
 
 impl Roles {
@@ -113,7 +133,10 @@ impl Prep {
         }
         // Blocked tensors: a fixpoint of a forward candidacy and a backward check that every
         // reader is pointwise or sums the block.
-        let mut allowed = vec![true; n];
+        let mut scratch = std::mem::take(&mut r.scratch);
+        let mut allowed = std::mem::take(&mut scratch.allowed);
+        allowed.clear();
+        allowed.resize(n, true);
         loop {
             for (i, &mem) in self.members.iter().enumerate() {
                 let ports = v.ports_of(i);
@@ -149,7 +172,7 @@ impl Prep {
                 }
             }
             if !changed {
-                changed = self.split_waits(v, r, &mut allowed);
+                changed = self.split_waits(v, r, &mut allowed, &mut scratch);
             }
             if !changed {
                 break;
@@ -180,7 +203,9 @@ impl Prep {
                 }
             }
             .max(1);
-            let mut stack = vec![p.tensor as usize];
+            let stack = &mut scratch.stack;
+            stack.clear();
+            stack.push(p.tensor as usize);
             let mut seen_in = 0u64;
             while let Some(t) = stack.pop() {
                 if r.chain[t] {
@@ -223,6 +248,8 @@ impl Prep {
                 }
             }
         }
+        scratch.allowed = allowed;
+        r.scratch = scratch;
         chain_only(v, r);
     }
 
@@ -232,29 +259,51 @@ impl Prep {
     /// such as the output of the contraction that sums them), the blocked tensors the later
     /// member reads are made whole instead (a residual stream read by both a convolution and
     /// the `Add` after it). Returns whether anything changed.
-    pub(super) fn split_waits(&self, v: &View, r: &Roles, allowed: &mut [bool]) -> bool {
+    pub(super) fn split_waits(
+        &self,
+        v: &View,
+        r: &Roles,
+        allowed: &mut [bool],
+        scratch: &mut Scratch,
+    ) -> bool {
         let m = v.len();
         if !r.blocked[..m].iter().any(|&b| b) {
             return false;
         }
+        let Scratch {
+            root,
+            roots,
+            size,
+            id,
+            reach,
+            crossed,
+            ..
+        } = scratch;
         // Loops: members linked by the blocked tensors they make and read.
-        let mut root: Vec<usize> = (0..m).collect();
+        root.clear();
+        root.extend(0..m);
         for i in 0..m {
             for p in v.ports_of(i) {
                 let t = p.tensor as usize;
                 if t < m && r.blocked[t] {
-                    let (a, b) = (find(&mut root, i), find(&mut root, t));
+                    let (a, b) = (find(root, i), find(root, t));
                     root[a.max(b)] = a.min(b);
                 }
             }
         }
         // Loops of two members or more, numbered, as bits.
-        let roots: Vec<usize> = (0..m).map(|i| find(&mut root, i)).collect();
-        let mut size = vec![0u32; m];
-        for &x in &roots {
+        roots.clear();
+        for i in 0..m {
+            let x = find(root, i);
+            roots.push(x);
+        }
+        size.clear();
+        size.resize(m, 0);
+        for &x in roots.iter() {
             size[x] += 1;
         }
-        let mut id = vec![usize::MAX; m];
+        id.clear();
+        id.resize(m, usize::MAX);
         let mut loops = 0usize;
         for x in 0..m {
             if size[x] >= 2 {
@@ -268,8 +317,10 @@ impl Prep {
         // Per member, as bit sets over loops: the loops that reach it through blocked
         // tensors only (itself included), and those that reach it through a whole tensor.
         let words = loops.div_ceil(64);
-        let mut reach = vec![0u64; m * words];
-        let mut crossed = vec![0u64; m * words];
+        reach.clear();
+        reach.resize(m * words, 0);
+        crossed.clear();
+        crossed.resize(m * words, 0);
         let mut changed = false;
         for i in 0..m {
             for p in v.ports_of(i) {

@@ -167,7 +167,8 @@ impl Prep {
                 .map(|(_, w)| w)
                 .sum::<u64>();
         let mut best: Option<(Found, u64, bool)> = None;
-        let mut roles = Roles::default();
+        // Reused from the last group this thread costed: nothing allocated once grown.
+        let mut roles = ROLES.with(|cell| cell.take());
         for mask in subsets(&self.operands) {
             // Nothing moves less than I + O + W.
             if best.is_some_and(|(b, _, _)| b.dram == floor) {
@@ -277,6 +278,7 @@ impl Prep {
                 best = Some((found, mask, sliced));
             }
         }
+        ROLES.with(|cell| cell.replace(roles));
         // The block: the largest that fits, and the buffer the schedule then needs.
         let best = best.map(|(mut found, mask, sliced)| {
             let roles = self.roles(v, mask);
@@ -346,6 +348,11 @@ impl Prep {
         }
         block
     }
+}
+
+thread_local! {
+    /// The [`Roles`] a thread's searches reuse.
+    static ROLES: std::cell::Cell<Roles> = std::cell::Cell::new(Roles::default());
 }
 
 /// The subsets of `operands` tried: all of them up to [`EXACT_OPERANDS`]; beyond, all, all

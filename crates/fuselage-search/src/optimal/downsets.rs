@@ -5,6 +5,7 @@
 use super::common::{FxMap, rest_bound};
 use super::joins::{bottlenecks, join};
 use super::net::Net;
+use super::shift::ShiftMemo;
 use crate::bound::RestFloor;
 use crate::error::Result;
 use crate::problem::Problem;
@@ -96,6 +97,9 @@ impl DownsetProgramme {
         let max_group = self.max_group.max(1);
         // The next bottleneck to join (they are in order, each one's `before` inside the next).
         let mut joined = 0;
+        // The joins' answers, for the next layer's (see `join`), and the extensions'.
+        let mut memo = ShiftMemo::new(p);
+        let mut steps = StepMemo::new(p);
         // best[D] = (cost of covering D, the down-set D came from).
         let mut best: FxMap<NodeSet, (u64, NodeSet)> = FxMap::default();
         best.insert(start.clone(), (0, start.clone()));
@@ -133,7 +137,15 @@ impl DownsetProgramme {
             {
                 // Given up when the budget expires: the loop then stops with its states
                 // still waiting.
-                let Some(found) = join(p, &net, &best, neck, (upper, budget), floor, max_group)?
+                let Some(found) = join(
+                    p,
+                    &net,
+                    &best,
+                    neck,
+                    (upper, budget),
+                    floor,
+                    (max_group, &mut memo),
+                )?
                 else {
                     continue;
                 };
@@ -170,12 +182,13 @@ impl DownsetProgramme {
                             });
                         }
                     }
-                    self.expand(p, &net, d, base, upper, slack)
+                    self.expand(p, &net, d, (base, upper), slack, &steps)
                 })
                 .collect();
             for (d, found) in layer.iter().zip(expanded) {
                 let found = found?;
                 costed += found.costed;
+                steps.learn(&found.fresh);
                 for (next, total) in found.steps {
                     keep_step(&mut best, &mut by_size, next, total, d.clone());
                 }
@@ -196,7 +209,8 @@ impl DownsetProgramme {
     }
 
     /// Every admissible connected extension `E` of the down-set `d` (see
-    /// [`until`](Self::until)), as `(d ∪ E, base + F_D(E))` below `upper`.
+    /// [`until`](Self::until)), as `(d ∪ E, base + F_D(E))` below `upper`, each
+    /// extension's value and floor taken from `memo` when it holds a shift of it.
     ///
     /// Extensions are grown breadth first, one node-closure at a time; each generation is
     /// costed in parallel, and the next one generated in order, so the result does not depend
@@ -206,9 +220,9 @@ impl DownsetProgramme {
         p: &Problem<'_>,
         net: &Net,
         d: &NodeSet,
-        base: u64,
-        upper: u64,
+        (base, upper): (u64, u64),
         slack: Option<Slack<'_>>,
+        memo: &StepMemo,
     ) -> Result<Expansion> {
         use rayon::prelude::*;
         let g = p.graph();
@@ -217,30 +231,52 @@ impl DownsetProgramme {
         let mut out = Expansion::default();
         net.grow(d, max_group, |level| {
             out.costed += level.len() as u64;
-            // Each extension's F_D (when admissible) and whether a larger one might fit.
-            let costs: Vec<Result<(Option<u64>, bool)>> = level
+            // Each extension's F_D (when admissible), whether a larger one might fit, and
+            // the answers the memo did not have.
+            let costs: Vec<Result<(Option<u64>, bool, Fresh)>> = level
                 .par_iter()
                 .map(|e| {
+                    let mut fresh = Fresh::default();
+                    let fits = |fresh: &mut Fresh| -> Result<bool> {
+                        if let Some(fits) = memo.fits.get(p, e) {
+                            return Ok(fits);
+                        }
+                        let fits = p.fits_somewhere(e)?;
+                        fresh.fits = Some(fits);
+                        Ok(fits)
+                    };
                     // The floors bound valid groups; an unfusable node alone is costed as is.
                     let alone =
                         e.is_singleton() && e.first().is_some_and(|v| unfusable.contains(v));
                     if let Some(slack) = slack.as_ref().filter(|_| !alone) {
                         // No group containing `e` leaves room: neither cost nor grow it.
                         if slack.floor.excess(e) >= slack.grow {
-                            return Ok((None, false));
+                            return Ok((None, false, fresh));
                         }
                         // This step cannot beat `upper`: grow it without costing it.
                         if slack.floor.step(g, d, e) >= slack.step {
-                            return Ok((None, p.fits_somewhere(e)?));
+                            let fits = fits(&mut fresh)?;
+                            return Ok((None, fits, fresh));
                         }
                     }
-                    let dram = p.admissible_value(e)?;
-                    Ok((dram, dram.is_some() || p.fits_somewhere(e)?))
+                    let dram = match memo.values.get(p, e) {
+                        Some(dram) => dram,
+                        None => {
+                            let dram = p.admissible_value(e)?;
+                            fresh.value = Some(dram);
+                            dram
+                        }
+                    };
+                    let grow = dram.is_some() || fits(&mut fresh)?;
+                    Ok((dram, grow, fresh))
                 })
                 .collect();
             let mut grow = Vec::with_capacity(level.len());
             for (e, cost) in level.iter().zip(costs) {
-                let (dram, fits) = cost?;
+                let (dram, fits, fresh) = cost?;
+                if fresh.value.is_some() || fresh.fits.is_some() {
+                    out.fresh.push((e.clone(), fresh));
+                }
                 if let Some(total) = dram
                     .map(|dram| base.saturating_add(dram))
                     .filter(|&t| t < upper)
@@ -299,6 +335,47 @@ struct Expansion {
     steps: Vec<(NodeSet, u64)>,
     /// Extensions costed.
     costed: u64,
+    /// The answers the model gave for extensions the memo did not hold, in the order found.
+    fresh: Vec<(NodeSet, Fresh)>,
+}
+
+/// What the model answered for one extension: its value (`None` inside when it is not
+/// admissible), and whether a group containing it might fit; either when asked.
+#[derive(Default)]
+struct Fresh {
+    value: Option<Option<u64>>,
+    fits: Option<bool>,
+}
+
+/// The answers the down-set programme keeps for the shifts of its extensions (see
+/// [`ShiftMemo`]): the states of a repeated layer grow the shifts of the previous layer's
+/// extensions.
+struct StepMemo {
+    /// [`Problem::admissible_value`].
+    values: ShiftMemo<Option<u64>>,
+    /// [`Problem::fits_somewhere`].
+    fits: ShiftMemo<bool>,
+}
+
+impl StepMemo {
+    fn new(p: &Problem<'_>) -> Self {
+        StepMemo {
+            values: ShiftMemo::new(p),
+            fits: ShiftMemo::new(p),
+        }
+    }
+
+    /// Keeps what `found` learnt, in its order.
+    fn learn(&mut self, found: &[(NodeSet, Fresh)]) {
+        for (e, fresh) in found {
+            if let Some(value) = fresh.value {
+                self.values.insert(e, value);
+            }
+            if let Some(fits) = fresh.fits {
+                self.fits.insert(e, fits);
+            }
+        }
+    }
 }
 
 /// How the down-set programme ended.
@@ -412,7 +489,9 @@ mod tests {
             let net = Net::of(&g, []);
             let none = NodeSet::new(g.len());
             let steps = |base, upper| -> (Vec<(Vec<u32>, u64)>, u64) {
-                let found = ALL.expand(p, &net, &none, base, upper, None).unwrap();
+                let found = ALL
+                    .expand(p, &net, &none, (base, upper), None, &StepMemo::new(p))
+                    .unwrap();
                 let steps = found.steps.iter().map(|(s, c)| (ids(s), *c)).collect();
                 (steps, found.costed)
             };

@@ -3,6 +3,7 @@
 
 use super::common::{FxMap, rest_bound};
 use super::net::Net;
+use super::shift::{Answer, ShiftMemo};
 use crate::bound::RestFloor;
 use crate::error::{Result, SearchError};
 use crate::problem::Problem;
@@ -87,6 +88,10 @@ pub(super) fn bottlenecks(p: &Problem<'_>, start: &NodeSet) -> Vec<Bottleneck> {
 /// the first tail whose key reaches the best step found: every tail after it costs at
 /// least as much. Under LBDF, where `F_D = I + O + W`, the first admissible tail is the
 /// answer. Groups have at most `max_group` nodes (at least 1).
+///
+/// A pair whose shift was costed at an earlier bottleneck (the same layer one repeat
+/// before) takes that answer from `memo` ([`ShiftMemo`]); the pairs costed here are added
+/// to it. Each still counts as a set costed.
 pub(super) fn join(
     p: &Problem<'_>,
     net: &Net,
@@ -94,7 +99,7 @@ pub(super) fn join(
     neck: &Bottleneck,
     (upper, budget): (u64, &Budget<'_>),
     floor: &RestFloor,
-    max_group: usize,
+    (max_group, memo): (usize, &mut ShiftMemo<Answer>),
 ) -> Result<Option<Joined>> {
     use rayon::prelude::*;
     let g = p.graph();
@@ -178,9 +183,10 @@ pub(super) fn join(
     if budget.expired() {
         return Ok(None);
     }
-    // Per head, its best step `(before ∪ E, cost, tail)` and the pairs costed; `None`
-    // past the budget.
-    type Walk = Option<(Option<(NodeSet, u64, usize)>, u64)>;
+    // Per head, its best step `(before ∪ E, cost, tail)`, the pairs costed and those
+    // costed here rather than found in the memo; `None` past the budget.
+    type Walk = Option<(Option<(NodeSet, u64, usize)>, u64, Vec<(NodeSet, Answer)>)>;
+    let shared: &ShiftMemo<Answer> = memo;
     let walked: Vec<Result<Walk>> = heads
         .par_iter()
         .map(|(e, part)| {
@@ -195,6 +201,7 @@ pub(super) fn join(
             };
             let mut found = None;
             let mut evaluated = 0;
+            let mut fresh = Vec::new();
             for (k, tail) in tails.iter().enumerate() {
                 let key = tail.key + part;
                 if key >= i128::from(limit) {
@@ -205,18 +212,30 @@ pub(super) fn join(
                 }
                 let group = tail.part.union(e);
                 evaluated += 1;
-                let (c, value) = p.admissible_cost(&group)?;
+                let answer = match shared.get(p, &group) {
+                    Some(answer) => answer,
+                    None => {
+                        let (c, value) = p.admissible_cost(&group)?;
+                        let answer = Answer {
+                            valid: c.valid,
+                            dram: c.dram_bytes,
+                            value,
+                        };
+                        fresh.push((group, answer));
+                        answer
+                    }
+                };
                 // The floor holds for valid groups (the tile floor's rereads and excess
                 // are what a valid group streams), the only ones a step can be.
-                if dram && c.valid && i128::from(c.dram_bytes) < key - i128::from(tail.base) {
+                if dram && answer.valid && i128::from(answer.dram) < key - i128::from(tail.base) {
                     return Err(SearchError::ModelContract {
                         model: p.model().name().to_string(),
-                        nodes: group.len(),
-                        dram: c.dram_bytes,
+                        nodes: tail.part.len() + e.len(),
+                        dram: answer.dram,
                         floor: u64::try_from(key - i128::from(tail.base)).unwrap_or(u64::MAX),
                     });
                 }
-                if let Some(value) = value {
+                if let Some(value) = answer.value {
                     let total = tail.base.saturating_add(value);
                     if total < limit {
                         limit = total;
@@ -224,17 +243,24 @@ pub(super) fn join(
                     }
                 }
             }
-            Ok(Some((found.map(|(total, k)| (next, total, k)), evaluated)))
+            Ok(Some((
+                found.map(|(total, k)| (next, total, k)),
+                evaluated,
+                fresh,
+            )))
         })
         .collect();
     let mut out = Joined::default();
     for result in walked {
-        let Some((found, evaluated)) = result? else {
+        let Some((found, evaluated, fresh)) = result? else {
             return Ok(None);
         };
         costed += evaluated;
         if let Some((next, total, k)) = found {
             out.steps.push((next, total, tails[k].from.clone()));
+        }
+        for (group, answer) in fresh {
+            memo.insert(&group, answer);
         }
     }
     out.costed = costed;
@@ -394,7 +420,7 @@ mod tests {
                     f,
                     (upper, &budget),
                     &RestFloor::default(),
-                    64,
+                    (64, &mut ShiftMemo::new(p)),
                 )
                 .unwrap()
                 .unwrap()
@@ -419,7 +445,7 @@ mod tests {
                 f,
                 (u64::MAX, &stopped),
                 &RestFloor::default(),
-                64,
+                (64, &mut ShiftMemo::new(p)),
             );
             assert!(none.unwrap().is_none());
         });

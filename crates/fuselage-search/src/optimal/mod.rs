@@ -109,6 +109,15 @@
 //! compare); where two tails tie, the first in the walk stays, so a plan of equal value may
 //! differ.
 //!
+//! **Repeated layers inside a region.** Where a group is another's shift, node for node
+//! (`shift.rs`: the same ops, shapes, weights and row reads, consumers inside and outside
+//! alike, and what it reads from outside alike in shape and rows), every model gives it the
+//! same answer, as the repeated regions above assume. So the joins, the down-set
+//! programme's extensions and the order programmes keep the answers they get (values, and
+//! whether a larger group might fit), keyed by the group's form, and take them for its
+//! shifts: a transformer region's joins cost the (tail, head) pairs of its first layer, and
+//! find the others' there. This removes model calls, not sets: the sets costed are counted as before.
+//!
 //! **Where it could still be slow.** The family holds every connected group of up to
 //! `max_group` nodes that fits. With the joins, every input in `docs/optimal.md` (the zoo at
 //! 128 KiB and 2 MiB under both models, GPT-2 at 12 layers and 1,024 tokens) finishes in
@@ -149,7 +158,8 @@
 //! **Files.** `orders.rs` holds family 2 (the candidate orders and their programme);
 //! `downsets.rs` family 1, whose connected steps `net.rs` grows; `joins.rs` the bottlenecks
 //! and their joins; `regions.rs` the independent regions and the repeated ones; `objectives.rs`
-//! EDP; `common.rs` the rest bound they share. Each piece's unit tests stand beside it.
+//! EDP; `shift.rs` the groups that are each other's shift and the memo of their answers;
+//! `common.rs` the rest bound they share. Each piece's unit tests stand beside it.
 //!
 //! Complexity: family 1 costs O(states · connected extensions that cross no bottleneck) plus,
 //! per bottleneck, O(tails + heads + the tails walked) cost-model calls, family 2
@@ -163,6 +173,7 @@ mod net;
 mod objectives;
 mod orders;
 mod regions;
+mod shift;
 #[cfg(test)]
 mod testing;
 
@@ -336,6 +347,8 @@ impl Optimal {
         // back whatever the thread count. Past the time limit an order is skipped or given up
         // (the first is completed in singletons from where it stopped).
         let done = std::sync::atomic::AtomicU64::new(0);
+        // The orders share the answers of their segments' components (and their shifts).
+        let memo = shift::SharedMemo::new(p);
         let first_cut = std::sync::atomic::AtomicBool::new(false);
         let results: Vec<Result<Option<(Plan, u64)>>> = orders
             .par_iter()
@@ -344,7 +357,8 @@ impl Optimal {
                 if k > 0 && budget.expired() {
                     return Ok(None);
                 }
-                let (plan, _, costed, complete) = order_programme.run(p, order, Some(budget))?;
+                let (plan, _, costed, complete) =
+                    order_programme.run_with(p, order, Some(budget), &memo)?;
                 let finished = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
                 budget.report((finished * budget.evaluations()) / steps);
                 // An order cut short is dropped, except the first: its prefix, completed in

@@ -1,6 +1,7 @@
 //! Family 2 of the [module docs](super): the candidate topological orders, and the prefix
 //! programme that finds the best plan contiguous in one of them.
 
+use super::shift::SharedMemo;
 use crate::error::Result;
 use crate::problem::Problem;
 use crate::strategy::Budget;
@@ -74,6 +75,19 @@ impl OrderProgramme {
         order: &[NodeId],
         budget: Option<&Budget<'_>>,
     ) -> Result<(Plan, u64, u64, bool)> {
+        self.run_with(p, order, budget, &SharedMemo::new(p))
+    }
+
+    /// [`run`](Self::run), each segment's components answered from `memo` when it holds a
+    /// shift of them, and kept there: an order's segments repeat from layer to layer, and the
+    /// orders share many.
+    pub(super) fn run_with(
+        &self,
+        p: &Problem<'_>,
+        order: &[NodeId],
+        budget: Option<&Budget<'_>>,
+        memo: &SharedMemo<Segment>,
+    ) -> Result<(Plan, u64, u64, bool)> {
         let g = p.graph();
         let n = order.len();
         let mut best = vec![u64::MAX; n + 1];
@@ -90,12 +104,13 @@ impl OrderProgramme {
             if best[i] == u64::MAX {
                 continue;
             }
-            let mut segment = NodeSet::new(g.len());
+            // The segment's components, by first node, grown with it.
+            let mut pieces: Vec<NodeSet> = Vec::new();
             let mut misses = 0;
             for j in i..n.min(i + self.max_segment.max(1)) {
-                segment.insert(order[j]);
+                add_to_pieces(g, &mut pieces, order[j]);
                 costed += 1;
-                match segment_cost(p, &segment)? {
+                match segment_cost(p, &pieces, memo)? {
                     Segment::Fits(c) => {
                         misses = 0;
                         let through = best[i].saturating_add(c);
@@ -157,8 +172,9 @@ pub(super) fn candidate_orders(
     orders
 }
 
-/// What a segment of an order costs.
-enum Segment {
+/// What a segment of an order (or one of its components) costs.
+#[derive(Copy, Clone, Debug)]
+pub(super) enum Segment {
     /// The summed objective of its components, all admissible.
     Fits(u64),
     /// A component is inadmissible; `dead` when its buffer floor does not fit, so that no
@@ -166,17 +182,50 @@ enum Segment {
     Inadmissible { dead: bool },
 }
 
-/// The summed objective of the segment's components, or why it has none.
-fn segment_cost(p: &Problem<'_>, segment: &NodeSet) -> Result<Segment> {
+/// Adds `v` to a segment whose weakly connected components are `pieces`, ordered by their
+/// first node: the pieces it touches (holding one of its producers or consumers) merge with
+/// it. They stay [`components`] of the segment, in its order, without a walk of it.
+fn add_to_pieces(g: &Graph, pieces: &mut Vec<NodeSet>, v: NodeId) {
+    let mut merged = NodeSet::singleton(g.len(), v);
+    let consumers = g.consumers(v);
+    pieces.retain(|c| {
+        let touches =
+            g.producers(v).any(|u| c.contains(u)) || consumers.iter().any(|&(w, _)| c.contains(w));
+        if touches {
+            merged.union_with(c);
+        }
+        !touches
+    });
+    let first = merged.first();
+    let at = pieces.partition_point(|c| c.first() < first);
+    pieces.insert(at, merged);
+}
+
+/// The summed objective of the segment's components (`pieces`, by first node), or why it
+/// has none; each component's answer from `memo` when it holds a shift of it.
+fn segment_cost(
+    p: &Problem<'_>,
+    pieces: &[NodeSet],
+    memo: &SharedMemo<Segment>,
+) -> Result<Segment> {
     let mut total = 0;
-    for c in components(p.graph(), segment) {
-        match p.admissible_value(&c)? {
-            Some(value) => total = u64::saturating_add(total, value),
+    for c in pieces {
+        let part = match memo.get(p, c) {
+            Some(part) => part,
             None => {
-                return Ok(Segment::Inadmissible {
-                    dead: !p.fits_somewhere(&c)?,
-                });
+                let part = match p.admissible_value(c)? {
+                    Some(value) => Segment::Fits(value),
+                    None => Segment::Inadmissible {
+                        dead: !p.fits_somewhere(c)?,
+                    },
+                };
+                memo.insert(c, part);
+                part
             }
+        };
+        match part {
+            Segment::Fits(value) => total = u64::saturating_add(total, value),
+            dead @ Segment::Inadmissible { .. } => return Ok(dead),
         }
     }
     Ok(Segment::Fits(total))
@@ -249,9 +298,14 @@ mod tests {
         // node (1,024 in, 1,024 out and its weights), with anything else a dead end.
         let g = layers();
         with_problem(&g, CostKind::Lbdf, 1024, |p| {
-            let cost = |ids: &[u32]| segment_cost(p, &set(&g, ids)).unwrap();
+            let memo = SharedMemo::new(p);
+            let cost =
+                |ids: &[u32]| segment_cost(p, &components(&g, &set(&g, ids)), &memo).unwrap();
             assert!(matches!(cost(&[0, 1]), Segment::Fits(2048)));
             assert!(matches!(cost(&[2]), Segment::Fits(4368)));
+            // The second layer is the first moved by 3: its answers come from the memo.
+            assert!(matches!(cost(&[3, 4]), Segment::Fits(2048)));
+            assert!(matches!(cost(&[5]), Segment::Fits(4368)));
             // Two components, each admissible: their sum.
             assert!(matches!(cost(&[0, 2]), Segment::Fits(6416)));
             assert!(matches!(
@@ -259,6 +313,26 @@ mod tests {
                 Segment::Inadmissible { dead: true }
             ));
         });
+    }
+
+    #[test]
+    fn pieces_grown_node_by_node_are_the_components_in_order() {
+        // Every segment of every candidate order of two small graphs, and of GPT-2 at four
+        // layers: the pieces grown node by node are the segment's components, by first node.
+        let gpt = fuselage_zoo::build("gpt2_l4_h256").unwrap();
+        for g in [two_branches(), layers(), gpt] {
+            for order in candidate_orders(&g, 3, 2, &[]) {
+                for i in (0..order.len()).step_by(7) {
+                    let mut pieces = Vec::new();
+                    let mut segment = NodeSet::new(g.len());
+                    for &v in order[i..].iter().take(60) {
+                        add_to_pieces(&g, &mut pieces, v);
+                        segment.insert(v);
+                        assert_eq!(pieces, components(&g, &segment));
+                    }
+                }
+            }
+        }
     }
 
     #[test]

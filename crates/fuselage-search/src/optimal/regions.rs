@@ -2,14 +2,15 @@
 //! region by region, each repeated region once (see "Independent regions" in the
 //! [module docs](super)).
 
-use super::common::{FxMap, rest_bound};
+use super::common::rest_bound;
 use super::downsets::{DownsetProgramme, Downsets};
 use super::orders::OrderProgramme;
+use super::shift::{SharedMemo, alike};
 use crate::bound::RestFloor;
 use crate::error::Result;
 use crate::problem::Problem;
 use crate::strategy::Budget;
-use fuselage_ir::{NodeId, NodeSet, Plan, Source};
+use fuselage_ir::{NodeId, NodeSet, Plan};
 
 /// The first family planned region by region (see "Independent regions" in the module
 /// docs), against `upper`, the best order plan `upper_plan`'s value. The first family's
@@ -61,6 +62,7 @@ pub(super) fn plan_regions(
     // Each kind's bound: the better of that and its own best order plan (the candidate
     // orders restricted to it). A shifted plan of one region is a plan of the others of
     // its kind, at the same value.
+    let memo = SharedMemo::new(p);
     let bounds: Vec<Result<(u64, u64)>> = kinds
         .par_iter()
         .map(|&k| {
@@ -78,7 +80,7 @@ pub(super) fn plan_regions(
                     .copied()
                     .filter(|&v| region.contains(v))
                     .collect();
-                let (_, cost, c, _) = order_programme.run(p, &inside, None)?;
+                let (_, cost, c, _) = order_programme.run_with(p, &inside, None, &memo)?;
                 costed += c;
                 bound = bound.min(cost);
             }
@@ -178,83 +180,15 @@ fn shifted(plan: &Plan, shift: i64) -> Plan {
 /// every group of `a` and its shift in `b` have the same value and fit alike, each state's
 /// bound is its shift's, and `b`'s programme is `a`'s, shifted.
 ///
-/// Checked for each node: op, shape, weights, multiply–accumulates, whether it is a graph
-/// output or unfusable, the row read of every port, its consumers inside the region (shifted)
-/// and whether it has any outside, its inputs (inside: shifted; outside: a one-to-one
-/// correspondence of tensors of equal shape and rows), and the rest floor's values.
+/// Checked for each node: what [`alike`] checks (op, shape, weights, multiply–accumulates,
+/// row geometry and reads, consumers inside and outside, inputs), and the rest floor's
+/// values.
 fn shift_between(p: &Problem<'_>, floor: &RestFloor, a: &NodeSet, b: &NodeSet) -> Option<i64> {
-    let g = p.graph();
     let (Some(a0), Some(b0)) = (a.first(), b.first()) else {
         return None;
     };
-    if a.len() != b.len() {
-        return None;
-    }
     let d = i64::from(b0.0) - i64::from(a0.0);
-    let at = |v: NodeId| NodeId((i64::from(v.0) + d) as u32);
-    // A tensor of `a`'s, as `b` reads it.
-    let inside = |s: Source| match s {
-        Source::Node(u) if a.contains(u) => Some(Source::Node(at(u))),
-        _ => None,
-    };
-    // Tensors from outside the regions: a's to b's, and back.
-    let mut there: FxMap<Source, Source> = FxMap::default();
-    let mut back: FxMap<Source, Source> = FxMap::default();
-    let unfusable = p.unfusable();
-    for v in a.iter() {
-        let w = at(v);
-        if !b.contains(w) {
-            return None;
-        }
-        let (x, y) = (g.node(v), g.node(w));
-        if x.op != y.op
-            || x.shape != y.shape
-            || x.weights != y.weights
-            || x.inputs.len() != y.inputs.len()
-            || g.node_macs(v) != g.node_macs(w)
-            || g.is_output(v) != g.is_output(w)
-            || unfusable.contains(v) != unfusable.contains(w)
-            || g.rows_of(Source::Node(v)) != g.rows_of(Source::Node(w))
-            || g.row_elements(Source::Node(v)) != g.row_elements(Source::Node(w))
-        {
-            return None;
-        }
-        for (port, (&s, &t)) in x.inputs.iter().zip(&y.inputs).enumerate() {
-            let same = match inside(s) {
-                Some(shifted) => shifted == t,
-                None => {
-                    !matches!(t, Source::Node(u) if b.contains(u))
-                        && g.shape_of(s) == g.shape_of(t)
-                        && g.rows_of(s) == g.rows_of(t)
-                        && g.row_elements(s) == g.row_elements(t)
-                        && *there.entry(s).or_insert(t) == t
-                        && *back.entry(t).or_insert(s) == s
-                }
-            };
-            if !same || g.row_read(v, port) != g.row_read(w, port) {
-                return None;
-            }
-        }
-        // Consumers inside the region (less `shift`), and whether any is outside.
-        let consumers = |set: &NodeSet, u: NodeId, shift: i64| -> (Vec<(i64, u32)>, bool) {
-            let mut within = Vec::new();
-            let mut beyond = false;
-            for &(c, port) in g.consumers(u) {
-                if set.contains(c) {
-                    within.push((i64::from(c.0) - shift, port));
-                } else {
-                    beyond = true;
-                }
-            }
-            within.sort_unstable();
-            (within, beyond)
-        };
-        let map = |s: Source| inside(s).or_else(|| there.get(&s).copied());
-        if consumers(a, v, 0) != consumers(b, w, d) || !floor.same_node(v, w, map) {
-            return None;
-        }
-    }
-    Some(d)
+    alike(p, a, b, d, |v, w, map| floor.same_node(v, w, map)).then_some(d)
 }
 
 /// What one region's programme proved.

@@ -1,0 +1,442 @@
+//! Groups that are each other's shift: the same structure one repeated layer further on,
+//! node for node ([`alike`]). The repeated regions are planned once on it
+//! (`regions.rs`), and the joins reuse a group's answer for its shifts ([`ShiftMemo`]).
+//!
+//! A cost model reads a group through what [`alike`] compares: each member's op, shape,
+//! weights, row geometry and row reads, which of its consumers are members and whether any
+//! is not, and the shapes and rows of what it reads from outside. So a group and its shift
+//! have the same `F_D`, `F_β` and validity, under every model of this workspace and every
+//! objective (multiply–accumulates are compared too). The optimiser assumes it of any model
+//! it is given, as it does for the repeated regions.
+
+use super::common::FxMap;
+use crate::problem::Problem;
+use fuselage_ir::{NodeId, NodeSet, Source};
+
+/// Whether the set `a` moved by `d` (`v ↦ v + d`) is the set `b`, node for node alike in
+/// everything a group's value, validity and floors depend on (see the module docs), with
+/// `also(v, w, map)` for what the caller adds (`map` takes each tensor `v` reads to the
+/// one `w` reads in its place).
+///
+/// Checked for each node: op, shape, weights, multiply–accumulates, whether it is a graph
+/// output or unfusable, its rows, row elements and row axis, the row read of every port, its
+/// consumers inside the set (shifted) and whether it has any outside, its inputs (inside:
+/// shifted; outside: a one-to-one correspondence of tensors of equal shape, rows and row
+/// axis).
+///
+/// Complexity: O(Σ ports + consumers of `a`'s nodes, times the tensors read from outside).
+pub(super) fn alike(
+    p: &Problem<'_>,
+    a: &NodeSet,
+    b: &NodeSet,
+    d: i64,
+    mut also: impl FnMut(NodeId, NodeId, &dyn Fn(Source) -> Option<Source>) -> bool,
+) -> bool {
+    let g = p.graph();
+    if a.len() != b.len() {
+        return false;
+    }
+    let n = g.len() as i64;
+    let at = |v: NodeId| {
+        let w = i64::from(v.0) + d;
+        (0..n).contains(&w).then_some(NodeId(w as u32))
+    };
+    // A tensor of `a`'s, as `b` reads it.
+    let inside = |s: Source| match s {
+        Source::Node(u) if a.contains(u) => at(u).map(Source::Node),
+        _ => None,
+    };
+    // Tensors from outside the sets, `a`'s with `b`'s: a one-to-one correspondence.
+    let mut pairs: Vec<(Source, Source)> = Vec::new();
+    let unfusable = p.unfusable();
+    for v in a.iter() {
+        let Some(w) = at(v).filter(|&w| b.contains(w)) else {
+            return false;
+        };
+        let (x, y) = (g.node(v), g.node(w));
+        let (sv, sw) = (Source::Node(v), Source::Node(w));
+        if x.op != y.op
+            || x.shape != y.shape
+            || x.weights != y.weights
+            || x.inputs.len() != y.inputs.len()
+            || g.node_macs(v) != g.node_macs(w)
+            || g.is_output(v) != g.is_output(w)
+            || unfusable.contains(v) != unfusable.contains(w)
+            || g.rows_of(sv) != g.rows_of(sw)
+            || g.row_elements(sv) != g.row_elements(sw)
+            || g.row_axis(sv) != g.row_axis(sw)
+        {
+            return false;
+        }
+        for (port, (&s, &t)) in x.inputs.iter().zip(&y.inputs).enumerate() {
+            let same = match inside(s) {
+                Some(shifted) => shifted == t,
+                None => {
+                    !matches!(t, Source::Node(u) if b.contains(u))
+                        && g.shape_of(s) == g.shape_of(t)
+                        && g.rows_of(s) == g.rows_of(t)
+                        && g.row_elements(s) == g.row_elements(t)
+                        && g.row_axis(s) == g.row_axis(t)
+                        && match pairs.iter().find(|&&(x, y)| x == s || y == t) {
+                            Some(&pair) => pair == (s, t),
+                            None => {
+                                pairs.push((s, t));
+                                true
+                            }
+                        }
+                }
+            };
+            if !same || g.row_read(v, port) != g.row_read(w, port) {
+                return false;
+            }
+        }
+        // Consumers inside the sets (shifted) alike, and either both or neither outside.
+        let (cv, cw) = (g.consumers(v), g.consumers(w));
+        let within = |cs: &[(NodeId, u32)], set: &NodeSet| {
+            cs.iter().filter(|&&(c, _)| set.contains(c)).count()
+        };
+        let count = within(cv, a);
+        if count != within(cw, b)
+            || (count < cv.len()) != (within(cw, b) < cw.len())
+            || cv
+                .iter()
+                .filter(|&&(c, _)| a.contains(c))
+                .any(|&(c, port)| at(c).is_none_or(|c| !cw.contains(&(c, port))))
+        {
+            return false;
+        }
+        let map =
+            |s: Source| inside(s).or_else(|| pairs.iter().find(|&&(x, _)| x == s).map(|&(_, y)| y));
+        if !also(v, w, &map) {
+            return false;
+        }
+    }
+    true
+}
+
+/// Each node's class: nodes of one class are alike in everything [`alike`] compares of a
+/// node on its own (op, shape, weights, multiply–accumulates, graph output, unfusable, rows,
+/// row elements, row axis, the row read of every port). With it, a group whose every node
+/// reads and feeds exactly the shifts of what its shift's node does is recognised by a
+/// subset test of a few words ([`Classes::shifted`]), without [`alike`]'s comparisons.
+pub(super) struct Classes {
+    class: Vec<u32>,
+    /// Per node, the class of its tensor's geometry alone (shape, rows, row elements, row
+    /// axis): what a group that reads it from outside depends on.
+    geometry: Vec<u32>,
+    /// Per shift `d` (at `d + n`), the nodes `w` whose node `w − d` is alike them on its
+    /// own and in what it reads and feeds ([`Classes::shifted`]), made when first asked.
+    tables: Vec<std::sync::OnceLock<NodeSet>>,
+}
+
+/// What a node's class is made of.
+type Local = (
+    fuselage_ir::Op,
+    fuselage_ir::TensorShape,
+    u64,
+    u64,
+    bool,
+    bool,
+    Geometry,
+    Vec<fuselage_ir::RowRead>,
+);
+
+/// Rows, row elements and row axis of a tensor.
+type Geometry = (u64, u64, Option<usize>);
+
+impl Classes {
+    /// The classes of `p`'s graph: O(ports) hashed tuples.
+    pub(super) fn of(p: &Problem<'_>) -> Classes {
+        let g = p.graph();
+        let mut ids: FxMap<Local, u32> = FxMap::default();
+        let mut shapes: FxMap<(&fuselage_ir::TensorShape, Geometry), u32> = FxMap::default();
+        let mut geometry = Vec::with_capacity(g.len());
+        let class = g
+            .node_ids()
+            .map(|v| {
+                let node = g.node(v);
+                let s = Source::Node(v);
+                let rows = (g.rows_of(s), g.row_elements(s), g.row_axis(s));
+                let next = shapes.len() as u32;
+                geometry.push(*shapes.entry((&node.shape, rows)).or_insert(next));
+                let local: Local = (
+                    node.op.clone(),
+                    node.shape.clone(),
+                    node.weights,
+                    g.node_macs(v),
+                    g.is_output(v),
+                    p.unfusable().contains(v),
+                    rows,
+                    (0..node.inputs.len()).map(|i| g.row_read(v, i)).collect(),
+                );
+                let next = ids.len() as u32;
+                *ids.entry(local).or_insert(next)
+            })
+            .collect();
+        let tables = (0..=2 * g.len())
+            .map(|_| std::sync::OnceLock::new())
+            .collect();
+        Classes {
+            class,
+            geometry,
+            tables,
+        }
+    }
+
+    /// A hash of the classes of `group`'s nodes, in order: what tells apart groups of one
+    /// form but unlike nodes, before they are compared.
+    fn signature(&self, group: &NodeSet) -> u64 {
+        use std::hash::Hasher;
+        let mut h = fuselage_cost::FxHasher::default();
+        for v in group.iter() {
+            h.write_u32(self.class[v.index()]);
+        }
+        h.finish()
+    }
+
+    /// Whether the node `v` and `v + d` are of one class, read exactly the shifts of each
+    /// other's inputs (a node's by `d`, of one geometry; a graph input the same) and feed
+    /// exactly the shifts of each other's consumers, port for port.
+    fn local(&self, p: &Problem<'_>, v: NodeId, d: i64) -> bool {
+        let g = p.graph();
+        let n = self.class.len() as i64;
+        let at = |v: NodeId| {
+            let w = i64::from(v.0) + d;
+            (0..n).contains(&w).then_some(NodeId(w as u32))
+        };
+        let Some(w) = at(v).filter(|&w| self.class[v.index()] == self.class[w.index()]) else {
+            return false;
+        };
+        let (x, y) = (&g.node(v).inputs, &g.node(w).inputs);
+        let inputs = x.len() == y.len()
+            && x.iter().zip(y).all(|(&s, &t)| match (s, t) {
+                (Source::Node(u), Source::Node(u2)) => {
+                    at(u) == Some(u2) && self.geometry[u.index()] == self.geometry[u2.index()]
+                }
+                (Source::Input(i), Source::Input(j)) => i == j,
+                _ => false,
+            });
+        let (cv, cw) = (g.consumers(v), g.consumers(w));
+        inputs
+            && cv.len() == cw.len()
+            && cv
+                .iter()
+                .zip(cw)
+                .all(|(&(c, port), &(c2, port2))| at(c) == Some(c2) && port == port2)
+    }
+
+    /// Whether every node `w` of `b` and `w − d` are [alike on their own](Self::local). Then
+    /// `b` and `b − d` are [`alike`]: what a member reads from outside `b − d` its shift
+    /// reads from outside `b`, one tensor for one, of equal shape and rows; consumers inside
+    /// and outside correspond. `false` says nothing (the two may still be alike).
+    ///
+    /// Complexity: a subset test of `n / 64` words, once the table of `d` is made (O(ports
+    /// and consumers of the graph), once per `d`).
+    pub(super) fn shifted(&self, p: &Problem<'_>, b: &NodeSet, d: i64) -> bool {
+        let n = self.class.len();
+        let Some(slot) = d
+            .checked_add(n as i64)
+            .and_then(|k| usize::try_from(k).ok())
+            .and_then(|k| self.tables.get(k))
+        else {
+            return false;
+        };
+        let table = slot.get_or_init(|| {
+            let ids = (0..n as i64)
+                .filter(|&w| (0..n as i64).contains(&(w - d)))
+                .filter(|&w| self.local(p, NodeId((w - d) as u32), d))
+                .map(|w| NodeId(w as u32));
+            NodeSet::from_ids(n, ids)
+        });
+        b.is_subset(table)
+    }
+}
+
+/// The answers of groups costed so far, each found again for any of its shifts (see the
+/// module docs): keyed by the group moved to start at node 0 and the classes of its nodes,
+/// each key holding the groups of that form with their answers, each checked to be alike
+/// before it is used ([`Classes::shifted`], else [`alike`]).
+///
+/// The joins of a transformer's repeated layers cost the same (tail, head) pairs one layer
+/// further on each time, and an order's segments repeat from layer to layer; with the
+/// memo, the first layer's costs serve the others.
+pub(super) struct ShiftMemo<T> {
+    classes: Classes,
+    map: FxMap<(NodeSet, u64), Vec<(NodeId, T)>>,
+    entries: usize,
+}
+
+/// The most groups a [`ShiftMemo`] keeps (about 100 bytes each on the zoo's largest
+/// graphs, so tens of MiB at most); past it, answers are not kept.
+pub(super) const MAX_SHIFT_ENTRIES: usize = 1 << 20;
+
+/// Forms kept per key: the same form may be taken by unlike groups (a first layer and the
+/// others).
+const FORMS_PER_KEY: usize = 4;
+
+impl<T: Copy> ShiftMemo<T> {
+    /// An empty memo for `p`'s graph.
+    pub(super) fn new(p: &Problem<'_>) -> Self {
+        ShiftMemo {
+            classes: Classes::of(p),
+            map: FxMap::default(),
+            entries: 0,
+        }
+    }
+
+    /// The answer of a group that `group` is the shift of (or `group` itself), if one was
+    /// kept.
+    pub(super) fn get(&self, p: &Problem<'_>, group: &NodeSet) -> Option<T> {
+        let first = group.first()?;
+        let key = (
+            group.shifted(-i64::from(first.0))?,
+            self.classes.signature(group),
+        );
+        let found = self.map.get(&key)?;
+        found.iter().find_map(|&(at, answer)| {
+            let d = i64::from(first.0) - i64::from(at.0);
+            if d == 0 || self.classes.shifted(p, group, d) {
+                return Some(answer);
+            }
+            let kept = group.shifted(-d)?;
+            alike(p, &kept, group, d, |_, _, _| true).then_some(answer)
+        })
+    }
+
+    /// Keeps `answer` for `group` (not past [`MAX_SHIFT_ENTRIES`]).
+    pub(super) fn insert(&mut self, group: &NodeSet, answer: T) {
+        let Some(first) = group.first() else {
+            return;
+        };
+        if self.entries >= MAX_SHIFT_ENTRIES {
+            return;
+        }
+        let Some(at_zero) = group.shifted(-i64::from(first.0)) else {
+            return;
+        };
+        let forms = self
+            .map
+            .entry((at_zero, self.classes.signature(group)))
+            .or_default();
+        if forms.len() < FORMS_PER_KEY && forms.iter().all(|&(at, _)| at != first) {
+            forms.push((first, answer));
+            self.entries += 1;
+        }
+    }
+}
+
+/// A [`ShiftMemo`] that threads share: the candidate orders, which run in parallel, find
+/// each other's answers. What it answers is the same whatever the threads (a group's answer
+/// does not depend on who costed it), only how often the model is asked.
+pub(super) struct SharedMemo<T>(std::sync::RwLock<ShiftMemo<T>>);
+
+impl<T: Copy> SharedMemo<T> {
+    /// An empty memo for `p`'s graph.
+    pub(super) fn new(p: &Problem<'_>) -> Self {
+        SharedMemo(std::sync::RwLock::new(ShiftMemo::new(p)))
+    }
+
+    /// [`ShiftMemo::get`] (nothing, should a thread have panicked holding it).
+    pub(super) fn get(&self, p: &Problem<'_>, group: &NodeSet) -> Option<T> {
+        self.0.read().ok()?.get(p, group)
+    }
+
+    /// [`ShiftMemo::insert`].
+    pub(super) fn insert(&self, group: &NodeSet, answer: T) {
+        if let Ok(mut memo) = self.0.write() {
+            memo.insert(group, answer);
+        }
+    }
+}
+
+/// A group's answer, as the joins read it: valid, its `F_D`, and its value in the
+/// problem's objective when admissible.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(super) struct Answer {
+    pub(super) valid: bool,
+    pub(super) dram: u64,
+    pub(super) value: Option<u64>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::{chain, set, with_problem};
+    use super::*;
+    use fuselage_cost::CostKind;
+    use fuselage_ir::sample::random_group;
+    use rand::SeedableRng;
+    use rand_chacha::ChaCha8Rng;
+
+    #[test]
+    fn a_group_costs_what_every_shift_alike_costs() {
+        // Four layers of GPT-2 alike: every random group and each shift of it that is
+        // alike cost the same under every model, valid or not, with the same floor; the
+        // fast test of the classes never says alike where the full one does not.
+        let g = fuselage_zoo::build("gpt2_l4_h256").unwrap();
+        let n = g.len() as i64;
+        let mut rng = ChaCha8Rng::seed_from_u64(7);
+        let groups: Vec<NodeSet> = (0..60)
+            .map(|k| random_group(&g, 1 + k % 24, &mut rng))
+            .collect();
+        for (kind, bytes) in [
+            (CostKind::Tiled, 256 << 10),
+            (CostKind::Tiled, 2 << 20),
+            (CostKind::Lbdf, 256 << 10),
+            (CostKind::Brr, 2 << 20),
+        ] {
+            with_problem(&g, kind, bytes, |p| {
+                let classes = Classes::of(p);
+                let (mut shifts, mut fast) = (0, 0);
+                for a in &groups {
+                    for d in -n..n {
+                        let Some(b) = a.shifted(d).filter(|_| d != 0) else {
+                            continue;
+                        };
+                        let quick = classes.shifted(p, &b, d);
+                        if !alike(p, a, &b, d, |_, _, _| true) {
+                            assert!(!quick, "{kind} {d} {:?}", a.iter().collect::<Vec<_>>());
+                            continue;
+                        }
+                        shifts += 1;
+                        fast += usize::from(quick);
+                        let model = p.model();
+                        let (x, y) = (
+                            model.evaluate(&g, a).unwrap(),
+                            model.evaluate(&g, &b).unwrap(),
+                        );
+                        assert_eq!(x, y, "{kind} {d} {:?}", a.iter().collect::<Vec<_>>());
+                        assert_eq!(
+                            p.admissible_value(a).unwrap(),
+                            p.admissible_value(&b).unwrap()
+                        );
+                        assert_eq!(p.fits_somewhere(a).unwrap(), p.fits_somewhere(&b).unwrap());
+                    }
+                }
+                assert!(
+                    shifts > 100 && fast > 50,
+                    "{kind}: {shifts} shifts, {fast} fast"
+                );
+            });
+        }
+    }
+
+    #[test]
+    fn the_memo_answers_for_a_shift_and_not_for_an_unlike_group() {
+        // A chain of Relus: {4, 5} is {1, 2} moved by 3, and so is {0, 1}, though it reads
+        // the graph input where {1, 2} reads a node (both read one tensor of one shape from
+        // outside). The last pair writes the graph output: unlike.
+        let g = chain(8);
+        with_problem(&g, CostKind::Lbdf, 1 << 16, |p| {
+            let mut memo = ShiftMemo::new(p);
+            memo.insert(&set(&g, &[1, 2]), 7u64);
+            assert_eq!(memo.get(p, &set(&g, &[1, 2])), Some(7));
+            assert_eq!(memo.get(p, &set(&g, &[4, 5])), Some(7));
+            assert_eq!(memo.get(p, &set(&g, &[6, 7])), None);
+            assert_eq!(memo.get(p, &set(&g, &[4, 5, 6])), None);
+            assert_eq!(memo.get(p, &set(&g, &[0, 1])), Some(7));
+            // Kept once per place.
+            memo.insert(&set(&g, &[1, 2]), 8);
+            assert_eq!(memo.entries, 1);
+        });
+    }
+}
