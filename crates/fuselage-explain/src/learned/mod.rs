@@ -28,9 +28,9 @@
 //! - [`RgExplainer`]: a seed locator and a growth policy over the same embeddings; the grown
 //!   connected subgraph is the explanation.
 //!
-//! Where a step's arithmetic is a handful of values (a mask of E edges, a layer norm's rows),
-//! it runs on the host rather than as one small tensor op after another, each with an
-//! allocation and a dispatch. Each such function is written as the
+//! Where a step's arithmetic is a handful of values (a mask of E edges, a policy's scores of n
+//! nodes, a layer norm's rows), it runs on the host rather than as one small tensor op after
+//! another, each with an allocation and a dispatch. Each such function is written as the
 //! sequence of `f32` operations burn's CPU backend runs for the ops it replaces (its `simd`
 //! feature off, as this workspace builds it), so every explanation is the same to the bit;
 //! a unit test beside each compares the two. The matrix products stay on the device.
