@@ -26,12 +26,15 @@
 //! differentiable in the message weights, and the node embeddings
 //! ([`embed`](ExplainableModel::embed), [`embedding_dim`](ExplainableModel::embedding_dim)).
 //!
-//! Provided, two methods a model may answer faster:
-//! [`logits`](ExplainableModel::logits) (encoded groups in, host logits out: a forward pass)
-//! and [`message_weight_grad`](ExplainableModel::message_weight_grad) (burn's autodiff through
-//! `forward`). [`GnnClassifier`], the reference implementation, overrides both: the logits by
-//! its compressed, chunked inference ([`crate::compress`]), the gradient by the closed form of
-//! [`crate::grad`], which needs no autodiff tape.
+//! Provided, three methods a model may answer faster:
+//! [`logits`](ExplainableModel::logits) (encoded groups in, host logits out: a forward pass),
+//! [`message_weight_grad`](ExplainableModel::message_weight_grad) (burn's autodiff through
+//! `forward`) and [`weight_gradients`](ExplainableModel::weight_gradients) (that gradient for
+//! one batch under many weightings, each asked anew). [`GnnClassifier`], the reference
+//! implementation, overrides all three: the logits by its compressed, chunked inference
+//! ([`crate::compress`]), the gradient by the closed form of [`crate::grad`], which needs no
+//! autodiff tape, and the many weightings by computing once what they share
+//! ([`crate::Fixed`]).
 //!
 //! Complexity: as the implementation's forward pass; the provided gradient records one forward
 //! pass on burn's tape and walks it back once.
@@ -47,9 +50,10 @@ use fuselage_cost::CostKind;
 ///
 /// Required: [`cost_kind`](Self::cost_kind), [`device`](Self::device),
 /// [`embedding_dim`](Self::embedding_dim), [`embed`](Self::embed) and
-/// [`forward`](Self::forward). Provided: [`logits`](Self::logits) and
-/// [`message_weight_grad`](Self::message_weight_grad) (autodiff through `forward`), which an
-/// implementation may answer faster. The module docs explain the design.
+/// [`forward`](Self::forward). Provided: [`logits`](Self::logits),
+/// [`message_weight_grad`](Self::message_weight_grad) (autodiff through `forward`) and
+/// [`weight_gradients`](Self::weight_gradients) (that gradient under many weightings), which
+/// an implementation may answer faster. The module docs explain the design.
 ///
 /// # Example
 /// A decorator downstream: a classifier whose verdicts are made less confident by dividing
@@ -173,6 +177,77 @@ pub trait ExplainableModel: ValidityModel {
         let grads = (z * dz).sum().backward();
         Ok(w.grad(&grads).map(|g| g.reshape([m])))
     }
+
+    /// [`message_weight_grad`](Self::message_weight_grad) of `batch` under many weightings of
+    /// its messages, each replacing the batch's own ([`WeightGradients::at`]): what
+    /// GNNExplainer asks at every step.
+    ///
+    /// Provided: each weighting asked anew, as
+    /// `message_weight_grad(&batch.with_weights(weights), dloss)`. A model may compute once
+    /// what the weightings share; its answers must stay those of `message_weight_grad`.
+    fn weight_gradients<'a>(&'a self, batch: &'a DeviceBatch) -> Box<dyn WeightGradients + 'a> {
+        Box::new(EachAnew { model: self, batch })
+    }
+}
+
+/// The gradient of [`ExplainableModel::message_weight_grad`] for one batch under many
+/// weightings of its messages: what GNNExplainer asks at each of its steps. Made by
+/// [`ExplainableModel::weight_gradients`].
+pub trait WeightGradients {
+    /// `∂L/∂w_m` for every message of the batch with its message weights replaced by
+    /// `weights`, `[messages, 1]`: [`message_weight_grad`](ExplainableModel::message_weight_grad)
+    /// of [`DeviceBatch::with_weights`]. `None` when the batch has no edge.
+    ///
+    /// # Errors
+    /// As [`message_weight_grad`](ExplainableModel::message_weight_grad).
+    fn at(
+        &self,
+        weights: Tensor<2>,
+        dloss: &mut dyn FnMut(&[f32]) -> Vec<f32>,
+    ) -> Result<Option<Tensor<1>>>;
+}
+
+/// The provided [`WeightGradients`]: each weighting asked anew of the model.
+struct EachAnew<'a, M: ?Sized> {
+    model: &'a M,
+    batch: &'a DeviceBatch,
+}
+
+impl<M: ExplainableModel + ?Sized> WeightGradients for EachAnew<'_, M> {
+    fn at(
+        &self,
+        weights: Tensor<2>,
+        dloss: &mut dyn FnMut(&[f32]) -> Vec<f32>,
+    ) -> Result<Option<Tensor<1>>> {
+        self.model
+            .message_weight_grad(&self.batch.with_weights(weights), dloss)
+    }
+}
+
+/// [`GnnClassifier`]'s [`WeightGradients`]: the parts of the forward pass that no weighting
+/// changes, computed once ([`crate::Fixed`]); every answer is bit for bit that of
+/// [`message_weight_grad`](ExplainableModel::message_weight_grad).
+struct FixedGradients<'a> {
+    fixed: crate::Fixed<'a>,
+    batch: &'a DeviceBatch,
+    device: &'a Device,
+}
+
+impl WeightGradients for FixedGradients<'_> {
+    fn at(
+        &self,
+        weights: Tensor<2>,
+        dloss: &mut dyn FnMut(&[f32]) -> Vec<f32>,
+    ) -> Result<Option<Tensor<1>>> {
+        if self.batch.edges.is_none() {
+            return Ok(None);
+        }
+        let trace = self.fixed.trace(Some(weights));
+        let graphs = self.batch.graphs;
+        let dz = loss_gradient(dloss, &to_vec(trace.logits())?, graphs)?;
+        let dz = Tensor::<1>::from_data(TensorData::new(dz, [graphs]), self.device);
+        Ok(trace.message_weight_grad(dz))
+    }
 }
 
 /// `dloss(z)`, checked to hold one value per group.
@@ -192,7 +267,9 @@ fn loss_gradient(
 }
 
 /// The reference implementation: the network's own passes, its compressed inference for
-/// [`logits`](ExplainableModel::logits), and the closed-form gradient of [`crate::grad`].
+/// [`logits`](ExplainableModel::logits), and the closed-form gradient of [`crate::grad`],
+/// whose first layer's constant parts are computed once per batch for
+/// [`weight_gradients`](ExplainableModel::weight_gradients).
 impl ExplainableModel for GnnClassifier {
     fn cost_kind(&self) -> CostKind {
         self.cost_model
@@ -234,6 +311,14 @@ impl ExplainableModel for GnnClassifier {
         let dz = loss_gradient(dloss, &to_vec(trace.logits())?, batch.graphs)?;
         let dz = Tensor::<1>::from_data(TensorData::new(dz, [batch.graphs]), &self.device);
         Ok(trace.message_weight_grad(dz))
+    }
+
+    fn weight_gradients<'a>(&'a self, batch: &'a DeviceBatch) -> Box<dyn WeightGradients + 'a> {
+        Box::new(FixedGradients {
+            fixed: self.model.fixed(batch),
+            batch,
+            device: &self.device,
+        })
     }
 }
 

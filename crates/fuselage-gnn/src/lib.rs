@@ -13,7 +13,8 @@
 //!   refinement ([`CompressedBatch`], [`Gnn::forward_compressed`]); what [`GnnClassifier`]
 //!   runs.
 //! - [`grad`]: the gradient of the logits with respect to the message weights in closed
-//!   form ([`Gnn::trace`], [`Trace`]), what GNNExplainer descends without burn's autodiff tape.
+//!   form ([`Gnn::trace`], [`Trace`]), what GNNExplainer descends without burn's autodiff tape;
+//!   [`Gnn::fixed`] computes once what a batch's many weightings share.
 //! - [`explainable`]: the [`ExplainableModel`] trait, what the learned explainers of
 //!   `fuselage-explain` read from a classifier beyond its probabilities (masked logits, their
 //!   gradient with respect to the message weights, node embeddings), implemented by
@@ -69,11 +70,11 @@ pub use dataset::{
     generate_dataset,
 };
 pub use error::{GnnError, Result};
-pub use explainable::ExplainableModel;
+pub use explainable::{ExplainableModel, WeightGradients};
 pub use features::{BROAD_EXTRA, FEATURE_DIM, FeatureSet, GraphBatch, GroupGraph};
 /// The built-in cost models, which label the data set (defined in `fuselage-cost`).
 pub use fuselage_cost::{CostConfig, CostKind};
-pub use grad::Trace;
+pub use grad::{Fixed, Trace};
 pub use model::{
     ExactValidity, Gnn, GnnClassifier, GnnConfig, GraphConv, MAX_HIDDEN, MAX_LAYERS, ValidityModel,
 };

@@ -167,17 +167,33 @@ impl GraphConv {
         let root = self.root.forward(own.clone());
         match edges {
             None => root,
-            Some(e) => {
-                let mut msg = from.select(0, e.src.clone());
-                if let Some(w) = &e.weights {
-                    msg = msg * w.clone();
-                }
-                let agg =
-                    own.zeros_like()
-                        .select_assign(0, e.dst.clone(), msg, IndexingUpdateOp::Add);
-                root + self.neighbours.forward(agg)
-            }
+            Some(e) => self.combine(
+                root,
+                own.zeros_like(),
+                from.select(0, e.src.clone()),
+                &e.dst,
+                e.weights.as_ref(),
+            ),
         }
+    }
+
+    /// The second half of [`apply`](Self::apply): `root + W2·agg`, where `agg` starts as
+    /// `zeros` (`[rows, width]`) and adds the message `m`, row `m` of `sources` times
+    /// `weights[m]` (1 when `None`), into row `dst[m]`, in message order.
+    pub(crate) fn combine(
+        &self,
+        root: Tensor<2>,
+        zeros: Tensor<2>,
+        sources: Tensor<2>,
+        dst: &Tensor<1, Int>,
+        weights: Option<&Tensor<2>>,
+    ) -> Tensor<2> {
+        let msg = match weights {
+            Some(w) => sources * w.clone(),
+            None => sources,
+        };
+        let agg = zeros.select_assign(0, dst.clone(), msg, IndexingUpdateOp::Add);
+        root + self.neighbours.forward(agg)
     }
 }
 

@@ -172,3 +172,59 @@ fn the_provided_answers_match_the_classifiers_own() {
         assert!(m.message_weight_grad(&b, &mut |_| vec![1.0]).is_err());
     }
 }
+
+/// A batch traced under many weightings ([`ExplainableModel::weight_gradients`], which
+/// computes the first layer's constant parts once) gives, bit for bit, what the batch with
+/// each weighting gives alone; and a trace's logits are those of the plain forward pass.
+#[test]
+fn many_weightings_of_one_batch_are_bit_for_bit_each_alone() {
+    let device = default_device();
+    let g = fuselage_zoo::build("resnet50").unwrap();
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(11);
+    for kind in [CostKind::Lbdf, CostKind::Brr] {
+        let clf = shipped(kind, &device).unwrap();
+        let plain = RequiredOnly(clf.clone());
+        let mut batch = GraphBatch::new(clf.config.feature_set);
+        for len in [12, 30] {
+            let s = fuselage_ir::sample::random_group(&g, len, &mut rng);
+            batch
+                .push(&GroupGraph::new(&g, &s).unwrap(), 131072.0, None)
+                .unwrap();
+        }
+        let b = batch.to_device(&device);
+        let m = batch.src.len();
+        let ours = clf.weight_gradients(&b);
+        let provided = plain.weight_gradients(&b);
+        for _ in 0..3 {
+            let w: Vec<f32> = (0..m).map(|_| rng.random_range(0.0..1.0)).collect();
+            let weights = || Tensor::<1>::from_data(TensorData::new(w.clone(), [m]), &device);
+            let alone = b.with_weights(weights().reshape([m, 1]));
+            let dloss = |z: &[f32]| z.iter().map(|z| z.tanh()).collect::<Vec<_>>();
+            let many = read(
+                ours.at(weights().reshape([m, 1]), &mut |z| dloss(z))
+                    .unwrap()
+                    .unwrap(),
+            );
+            let each = read(
+                clf.message_weight_grad(&alone, &mut |z| dloss(z))
+                    .unwrap()
+                    .unwrap(),
+            );
+            let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(&many), bits(&each), "{kind:?}: gradient");
+            assert_eq!(
+                bits(&read(clf.model.trace(&alone).logits())),
+                bits(&read(clf.model.forward(&alone))),
+                "{kind:?}: logits"
+            );
+            // The provided answer (autodiff, each weighting anew) agrees to rounding.
+            let autodiff = read(
+                provided
+                    .at(weights().reshape([m, 1]), &mut |z| dloss(z))
+                    .unwrap()
+                    .unwrap(),
+            );
+            assert_close(&many, &autodiff, "gradient against autodiff");
+        }
+    }
+}

@@ -1,13 +1,12 @@
 //! [`GnnExplainer`] (Ying et al. 2019): a soft edge mask learnt per instance.
 
-use super::{device_batch, host, keep_verdict_scale, mask_entropy_grad, message_weights};
+use super::{device_batch, host, keep_verdict_scale, mask_entropy_grad_host, sigmoid_f32};
 use crate::error::{ExplainError, Result};
 use crate::explanation::Selection;
 use burn::optim::{AdamConfig, Optimizer, SgdConfig};
 use burn::prelude::*;
 use burn::tensor::activation::sigmoid;
-use fuselage_gnn::features::DeviceBatch;
-use fuselage_gnn::{ExplainableModel, GnnClassifier, GroupGraph};
+use fuselage_gnn::{ExplainableModel, GnnClassifier, GroupGraph, WeightGradients};
 use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
 use rand_distr::StandardNormal;
@@ -101,9 +100,11 @@ fn one() -> f32 {
 ///
 /// Complexity: `epochs` forward passes of the classifier over the group, each followed by its
 /// gradient with respect to the message weights
-/// ([`ExplainableModel::message_weight_grad`]). The shipped classifier computes it in closed
+/// ([`ExplainableModel::weight_gradients`]). The shipped classifier computes it in closed
 /// form ([`fuselage_gnn::Trace`]), at about the cost of one more forward pass and without an
-/// autodiff tape; it equals burn's autodiff (fuselage-gnn's `tests/weight_grad.rs`).
+/// autodiff tape, and computes what no step changes once per explanation
+/// ([`fuselage_gnn::Fixed`]); it equals burn's autodiff (fuselage-gnn's
+/// `tests/weight_grad.rs`). The mask's own arithmetic (E values a step) runs on the host.
 pub struct GnnExplainer<M = GnnClassifier> {
     clf: M,
     config: GnnExplainerConfig,
@@ -153,26 +154,31 @@ impl<M: ExplainableModel> GnnExplainer<M> {
             .map(|_| self.config.init_mean + rng.sample::<f32, _>(StandardNormal) * std)
             .collect();
         let logits = Tensor::<1>::from_data(TensorData::new(init, [e]), self.clf.device());
+        // The batch is the same at every step; only its message weights change.
+        let grads = self.clf.weight_gradients(&batch);
         let logits = match self.config.optimizer {
-            MaskOptimizer::Sgd => self.descend(SgdConfig::new().build(), logits, &batch, z0)?,
-            MaskOptimizer::Adam => self.descend(AdamConfig::new().build(), logits, &batch, z0)?,
+            MaskOptimizer::Sgd => self.descend(SgdConfig::new().build(), logits, &*grads, z0)?,
+            MaskOptimizer::Adam => self.descend(AdamConfig::new().build(), logits, &*grads, z0)?,
         };
         host(sigmoid(logits))
     }
 
     /// `epochs` steps of `optim` on the mask logits. Each step is one gradient of the masked
-    /// batch's logit with respect to its message weights
-    /// ([`ExplainableModel::message_weight_grad`]); the regularisers' gradients are analytic.
+    /// batch's logit with respect to its message weights (`grads`); the regularisers'
+    /// gradients are analytic.
     fn descend<O: Optimizer>(
         &self,
         optim: O,
         mut logits: Tensor<1>,
-        batch: &DeviceBatch,
+        grads: &dyn WeightGradients,
         z0: f32,
     ) -> Result<Tensor<1>> {
         let mut state = None;
+        let device = logits.device();
         for _ in 0..self.config.epochs {
-            let d_logits = self.loss_gradient(logits.clone(), batch, z0)?;
+            let d_logits = self.loss_gradient(&host(logits.clone())?, grads, z0)?;
+            let [e] = logits.dims();
+            let d_logits = Tensor::<1>::from_data(TensorData::new(d_logits, [e]), &device);
             let (next, next_state) = optim.step(self.config.learning_rate, logits, d_logits, state);
             logits = next;
             state = next_state;
@@ -180,22 +186,36 @@ impl<M: ExplainableModel> GnnExplainer<M> {
         Ok(logits)
     }
 
-    /// `∂L/∂logits` of the loss in the type's docs, at mask logits `logits`, for `batch` (the
-    /// group once, or twice with the counterfactual term) whose unmasked logit is `z0`.
-    fn loss_gradient(&self, logits: Tensor<1>, batch: &DeviceBatch, z0: f32) -> Result<Tensor<1>> {
-        let [e] = logits.dims();
-        let twice = batch.graphs == 2;
-        let m = sigmoid(logits);
-        let mut weights = message_weights(m.clone());
+    /// `∂L/∂logits` of the loss in the type's docs, at mask logits `logits`, for the batch of
+    /// `grads` (the group once, or twice with the counterfactual term) whose unmasked logit is
+    /// `z0`.
+    ///
+    /// The mask's arithmetic runs on the host, one vector of E values: each line is the
+    /// element-wise tensor op it replaces (burn's CPU backend computes those with these same
+    /// `f32` operations, one rounding each, so the values are the same to the bit), without an
+    /// allocation and a dispatch per op. The classifier's part stays on its device.
+    fn loss_gradient(
+        &self,
+        logits: &[f32],
+        grads: &dyn WeightGradients,
+        z0: f32,
+    ) -> Result<Vec<f32>> {
+        let e = logits.len();
+        let twice = self.config.counterfactual_weight > 0.0;
+        // m = σ(logits); message weights: both directions of an edge carry its mask value;
+        // the second copy carries 1 − m.
+        let m: Vec<f32> = logits.iter().map(|&x| sigmoid_f32(x)).collect();
+        let mut w = Vec::with_capacity(if twice { 4 * e } else { 2 * e });
+        w.extend(m.iter().flat_map(|&x| [x, x]));
         if twice {
-            let rest = message_weights(m.clone().neg().add_scalar(1.0));
-            weights = Tensor::cat(vec![weights, rest], 0);
+            w.extend(m.iter().map(|&x| -x + 1.0).flat_map(|x| [x, x]));
         }
+        let messages = w.len();
+        let weights = Tensor::<2>::from_data(TensorData::new(w, [messages, 1]), self.clf.device());
         let s = keep_verdict_scale(z0);
         let cf = self.config.counterfactual_weight;
-        let d_w = self
-            .clf
-            .message_weight_grad(&batch.with_weights(weights), &mut |z| {
+        let d_w = grads
+            .at(weights, &mut |z| {
                 // keep_verdict_loss(z) = softplus(s·z): ∂/∂z = s·σ(s·z).
                 let mut dz = vec![s * logistic(s * z[0])];
                 if twice {
@@ -205,20 +225,24 @@ impl<M: ExplainableModel> GnnExplainer<M> {
                 dz
             })?
             .ok_or_else(|| ExplainError::Config("a group with edges has no messages".into()))?;
-        // Both directions of an edge carry its mask value; the second copy carries 1 − m.
-        let d_w = d_w
-            .reshape([batch.graphs, e, 2])
-            .sum_dim(2)
-            .reshape([batch.graphs, e]);
-        let mut d_m = d_w.clone().narrow(0, 0, 1).reshape([e]);
-        if twice {
-            d_m = d_m - d_w.narrow(0, 1, 1).reshape([e]);
-        }
-        let d_m = d_m
-            + mask_entropy_grad(m.clone()).mul_scalar(self.config.entropy_weight)
-            + self.config.size_weight;
-        // Through the sigmoid: ∂m/∂logit = m(1 − m).
-        Ok(d_m * m.clone() * m.neg().add_scalar(1.0))
+        let d_w = host(d_w)?;
+        // ∂L/∂m: both directions of an edge summed (a sum over a dimension of 2), minus the
+        // second copy's; then the regularisers, (d + γ·∂H/∂m) + α.
+        let pair =
+            |copy: usize, i: usize| -> f32 { d_w[2 * (copy * e + i)..][..2].iter().copied().sum() };
+        let entropy = mask_entropy_grad_host(&m);
+        let (gamma, alpha) = (self.config.entropy_weight, self.config.size_weight);
+        Ok((0..e)
+            .map(|i| {
+                let mut d: f32 = pair(0, i);
+                if twice {
+                    d -= pair(1, i);
+                }
+                let d = (d + entropy[i] * gamma) + alpha;
+                // Through the sigmoid: ∂m/∂logit = m(1 − m).
+                (d * m[i]) * (-m[i] + 1.0)
+            })
+            .collect())
     }
 }
 
@@ -234,7 +258,8 @@ fn logistic(x: f32) -> f32 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::learned::{keep_verdict_loss, mask_entropy};
+    use crate::learned::{keep_verdict_loss, mask_entropy, message_weights};
+    use fuselage_gnn::features::DeviceBatch;
     use rand::SeedableRng;
 
     /// The loss of the type's docs through burn's autodiff: what `loss_gradient` must equal.
@@ -272,6 +297,55 @@ mod tests {
         host(l.grad(&loss.backward()).unwrap()).unwrap()
     }
 
+    /// The gradient of [`mask_entropy`] as tensor ops: what `mask_entropy_grad_host` stands for.
+    fn mask_entropy_grad(m: Tensor<1>) -> Tensor<1> {
+        let eps = 1e-6;
+        let [e] = m.dims();
+        let one_minus = m.clone().neg().add_scalar(1.0);
+        let d = |p: Tensor<1>| p.clone().add_scalar(eps).log() + p.clone() / p.add_scalar(eps);
+        (d(m) - d(one_minus)).div_scalar(-(e as f32))
+    }
+
+    /// `loss_gradient` as it was written before its mask arithmetic moved to the host: every
+    /// step a tensor op on the classifier's device, the gradient through
+    /// `message_weight_grad` of the batch with the mask's weights.
+    fn tensor_gradient(x: &GnnExplainer, logits: &[f32], batch: &DeviceBatch, z0: f32) -> Vec<f32> {
+        let e = logits.len();
+        let logits = Tensor::<1>::from_data(TensorData::new(logits.to_vec(), [e]), x.clf.device());
+        let twice = batch.graphs == 2;
+        let m = sigmoid(logits);
+        let mut weights = message_weights(m.clone());
+        if twice {
+            let rest = message_weights(m.clone().neg().add_scalar(1.0));
+            weights = Tensor::cat(vec![weights, rest], 0);
+        }
+        let s = keep_verdict_scale(z0);
+        let cf = x.config.counterfactual_weight;
+        let d_w = x
+            .clf
+            .message_weight_grad(&batch.with_weights(weights), &mut |z| {
+                let mut dz = vec![s * logistic(s * z[0])];
+                if twice {
+                    dz.push(-cf * s * logistic(-s * z[1]));
+                }
+                dz
+            })
+            .unwrap()
+            .unwrap();
+        let d_w = d_w
+            .reshape([batch.graphs, e, 2])
+            .sum_dim(2)
+            .reshape([batch.graphs, e]);
+        let mut d_m = d_w.clone().narrow(0, 0, 1).reshape([e]);
+        if twice {
+            d_m = d_m - d_w.narrow(0, 1, 1).reshape([e]);
+        }
+        let d_m = d_m
+            + mask_entropy_grad(m.clone()).mul_scalar(x.config.entropy_weight)
+            + x.config.size_weight;
+        host(d_m * m.clone() * m.neg().add_scalar(1.0)).unwrap()
+    }
+
     #[test]
     fn the_loss_gradient_equals_autodiff_with_and_without_the_counterfactual_term() {
         let device = fuselage_gnn::default_device();
@@ -297,11 +371,15 @@ mod tests {
                     let logits: Vec<f32> = (0..gg.edges.len())
                         .map(|_| rng.sample::<f32, _>(StandardNormal) * 2.0)
                         .collect();
-                    let t = Tensor::<1>::from_data(
-                        TensorData::new(logits.clone(), [logits.len()]),
-                        &device,
+                    let grads = clf.weight_gradients(&batch);
+                    let ours = x.loss_gradient(&logits, &*grads, z0).unwrap();
+                    // The same bits as the tensor ops the host arithmetic stands for.
+                    let before = tensor_gradient(&x, &logits, &batch, z0);
+                    assert_eq!(
+                        ours.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+                        before.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+                        "{kind:?} cf {cf}: {ours:?} vs {before:?}"
                     );
-                    let ours = host(x.loss_gradient(t, &batch, z0).unwrap()).unwrap();
                     let theirs = autodiff_gradient(&x, &logits, &batch, z0);
                     let scale = theirs.iter().fold(1e-3f32, |a, v| a.max(v.abs()));
                     for (a, b) in ours.iter().zip(&theirs) {

@@ -19,13 +19,21 @@
 //! - [`GnnExplainer`]: one mask per instance, optimised by gradient descent (Adam selectable).
 //!   It has no network of its own, so it needs no tape of its own: each step asks the model
 //!   for the gradient of its logit with respect to the message weights
-//!   ([`ExplainableModel::message_weight_grad`]). The shipped classifier answers in closed
-//!   form ([`fuselage_gnn::Trace`]), which runs 2.2 times faster on a 30-node group than
-//!   burn's autodiff.
+//!   ([`ExplainableModel::weight_gradients`]: one batch, a new weighting each step). The
+//!   shipped classifier answers in closed form ([`fuselage_gnn::Trace`]), which runs 2.2 times
+//!   faster on a 30-node group than burn's autodiff, and computes the first layer's constant
+//!   parts once per explanation ([`fuselage_gnn::Fixed`]).
 //! - [`PgExplainer`]: an MLP maps the classifier's embeddings of an edge's endpoints and of the
 //!   group to the edge's logit; trained once across many groups, then one forward pass.
 //! - [`RgExplainer`]: a seed locator and a growth policy over the same embeddings; the grown
 //!   connected subgraph is the explanation.
+//!
+//! Where a step's arithmetic is a handful of values (a mask of E edges, a policy's scores of n
+//! nodes, a layer norm's rows), it runs on the host rather than as one small tensor op after
+//! another, each with an allocation and a dispatch. Each such function is written as the
+//! sequence of `f32` operations burn's CPU backend runs for the ops it replaces (its `simd`
+//! feature off, as this workspace builds it), so every explanation is the same to the bit;
+//! a unit test beside each compares the two. The matrix products stay on the device.
 //!
 //! The classifier is confident on most invalid groups, where `σ(z)` saturates and the gradient
 //! of `−log σ(z)` vanishes. The prediction terms therefore read the logit at a temperature
@@ -165,12 +173,27 @@ pub(crate) fn mask_entropy(m: Tensor<1>) -> Tensor<1> {
     h.mean().neg()
 }
 
-/// The gradient of [`mask_entropy`] with respect to the mask:
+/// The gradient of [`mask_entropy`] with respect to the mask, on the host:
 /// `−(1/E)·(ln(m+ε) + m/(m+ε) − ln(1−m+ε) − (1−m)/(1−m+ε))`.
-pub(crate) fn mask_entropy_grad(m: Tensor<1>) -> Tensor<1> {
-    let eps = 1e-6;
-    let [e] = m.dims();
-    let one_minus = m.clone().neg().add_scalar(1.0);
-    let d = |p: Tensor<1>| p.clone().add_scalar(eps).log() + p.clone() / p.add_scalar(eps);
-    (d(m) - d(one_minus)).div_scalar(-(e as f32))
+///
+/// Each step is the `f32` operation that burn's CPU backend runs for the tensor op it stands
+/// for (`1 − m` as `(−m) + 1`, ε as the `f32` nearest the `f64` 10⁻⁶ that `add_scalar` is
+/// given, the division by `−E` last), so the values are those of the tensor version to the
+/// bit (`gnne.rs` tests it).
+pub(crate) fn mask_entropy_grad_host(m: &[f32]) -> Vec<f32> {
+    let eps = 1e-6f64 as f32;
+    let d = |p: f32| (p + eps).ln() + p / (p + eps);
+    let n = -(m.len() as f32);
+    m.iter().map(|&x| (d(x) - d(-x + 1.0)) / n).collect()
+}
+
+/// The logistic function as burn's CPU backend computes `sigmoid`, on the host: the same
+/// branches and `f32` operations, so the same bits.
+pub(crate) fn sigmoid_f32(x: f32) -> f32 {
+    if x >= 0.0 {
+        1.0 / (1.0 + (-x).exp())
+    } else {
+        let e = x.exp();
+        e / (1.0 + e)
+    }
 }

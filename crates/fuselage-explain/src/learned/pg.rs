@@ -2,7 +2,9 @@
 //! across groups.
 
 use super::checkpoint::{self, Trained};
-use super::{ExplainSet, device_batch, host, keep_verdict_loss, mask_entropy, message_weights};
+use super::{
+    ExplainSet, device_batch, host, keep_verdict_loss, mask_entropy, message_weights, sigmoid_f32,
+};
 use crate::ExplainerKind;
 use crate::error::{ExplainError, Result};
 use crate::explanation::Selection;
@@ -67,6 +69,10 @@ impl Default for PgConfig {
     }
 }
 
+/// The ε of the edge MLP's layer norm (burn's default; not a parameter, so no checkpoint
+/// carries it). [`EdgeMlp::infer`] normalises on the host with it.
+const NORM_EPSILON: f64 = 1e-5;
+
 /// The edge MLP: `[h_u, h_v, h_G] → layer norm → hidden → logit`. The norm puts groups of
 /// every size on one scale (the embeddings of a sum-aggregating GNN grow with the group).
 #[derive(Module, Debug)]
@@ -79,7 +85,9 @@ pub struct EdgeMlp {
 impl EdgeMlp {
     fn init(embed: usize, hidden: usize, device: &Device) -> Self {
         EdgeMlp {
-            norm: LayerNormConfig::new(3 * embed).init(device),
+            norm: LayerNormConfig::new(3 * embed)
+                .with_epsilon(NORM_EPSILON)
+                .init(device),
             first: LinearConfig::new(3 * embed, hidden).init(device),
             out: LinearConfig::new(hidden, 1).init(device),
         }
@@ -99,6 +107,129 @@ impl EdgeMlp {
         let x = self.norm.forward(x);
         self.out.forward(relu(self.first.forward(x))).reshape([e])
     }
+
+    /// [`forward`](Self::forward) for one group's edges `(u, v)` on the host embeddings
+    /// `emb`, its logits on the host, to the bit. The rows `[h_u, h_v, h_G]` are gathered and
+    /// normalised on the host ([`layer_norm_rows`]: the backend's arithmetic, eight rows at
+    /// once); the two linear layers run on `device`.
+    fn infer(
+        &self,
+        emb: &HostEmbeddings,
+        edges: &[(u32, u32)],
+        device: &Device,
+    ) -> Result<Vec<f32>> {
+        let e = edges.len();
+        let width = 3 * emb.width;
+        let mut x = Vec::with_capacity(e * width);
+        for &(u, v) in edges {
+            x.extend_from_slice(emb.node(u as usize));
+            x.extend_from_slice(emb.node(v as usize));
+            x.extend_from_slice(&emb.graph);
+        }
+        let gamma = host(self.norm.gamma.val())?;
+        let beta = match &self.norm.beta {
+            Some(b) => Some(host(b.val())?),
+            None => None,
+        };
+        let x = layer_norm_rows(&x, width, &gamma, beta.as_deref(), NORM_EPSILON as f32);
+        let x = Tensor::<2>::from_data(TensorData::new(x, [e, width]), device);
+        // Each linear layer is its weight's product on the device, then its bias added; the
+        // bias and the ReLU are the backend's `f32` operations, here on the host.
+        let first = host(x.matmul(self.first.weight.val()))?;
+        let first_bias = linear_bias(&self.first)?;
+        let hidden = first_bias.len();
+        let h: Vec<f32> = first
+            .chunks_exact(hidden.max(1))
+            .flat_map(|row| row.iter().zip(&first_bias).map(|(&a, &b)| relu_f32(a + b)))
+            .collect();
+        let h = Tensor::<2>::from_data(TensorData::new(h, [e, hidden]), device);
+        let out_bias = linear_bias(&self.out)?[0];
+        Ok(host(h.matmul(self.out.weight.val()))?
+            .into_iter()
+            .map(|z| z + out_bias)
+            .collect())
+    }
+}
+
+/// A linear layer's bias on the host.
+///
+/// # Errors
+/// [`ExplainError::Checkpoint`] for a layer without one (the explainers' layers that read it
+/// have one).
+pub(crate) fn linear_bias(layer: &Linear) -> Result<Vec<f32>> {
+    match &layer.bias {
+        Some(b) => host(b.val()),
+        None => Err(ExplainError::Checkpoint(
+            "an explainer's linear layer has no bias".into(),
+        )),
+    }
+}
+
+/// ReLU as burn's CPU backend computes it (NaN passes).
+pub(crate) fn relu_f32(x: f32) -> f32 {
+    if x.is_nan() || x > 0.0 { x } else { 0.0 }
+}
+
+/// Layer norm over rows of `width` values, `(x − mean)·(γ/√(var + ε)) + β`, computed as burn's
+/// CPU backend computes it without its `simd` feature: per row, Welford's running mean and
+/// sum of squares in `f32`, `1/√(var + ε)`, then each value. Each row's arithmetic is that
+/// sequence exactly, so the result is the backend's to the bit; but eight rows run side by
+/// side, so that the running mean's chain of divisions, which bounds one row, overlaps across
+/// rows (the backend runs the rows one after another).
+pub(crate) fn layer_norm_rows(
+    x: &[f32],
+    width: usize,
+    gamma: &[f32],
+    beta: Option<&[f32]>,
+    epsilon: f32,
+) -> Vec<f32> {
+    const LANES: usize = 8;
+    let mut out = vec![0.0f32; x.len()];
+    if width == 0 {
+        return out;
+    }
+    let rows = x.len() / width;
+    let mut block = vec![[0.0f32; LANES]; width];
+    for first in (0..rows).step_by(LANES) {
+        let lanes = LANES.min(rows - first);
+        // The block's rows side by side, value k of every row together (absent rows: 0).
+        for (k, b) in block.iter_mut().enumerate() {
+            for (l, slot) in b.iter_mut().enumerate() {
+                *slot = if l < lanes {
+                    x[(first + l) * width + k]
+                } else {
+                    0.0
+                };
+            }
+        }
+        let mut mean = [0.0f32; LANES];
+        let mut m2 = [0.0f32; LANES];
+        for (k, b) in block.iter().enumerate() {
+            let n_k = (k + 1) as f32;
+            for l in 0..LANES {
+                let delta = b[l] - mean[l];
+                mean[l] += delta / n_k;
+                let delta2 = b[l] - mean[l];
+                m2[l] += delta * delta2;
+            }
+        }
+        for l in 0..lanes {
+            let var = m2[l] / width as f32;
+            let inv_std = 1.0f32 / (var + epsilon).sqrt();
+            let row = first + l;
+            let input = &x[row * width..][..width];
+            let output = &mut out[row * width..][..width];
+            for (i, (&v, o)) in input.iter().zip(output.iter_mut()).enumerate() {
+                let scale = inv_std * gamma[i];
+                let normed = (v - mean[l]) * scale;
+                *o = match beta {
+                    Some(b) => normed + b[i],
+                    None => normed,
+                };
+            }
+        }
+    }
+    out
 }
 
 /// Edge endpoints and owners of a batch, as global node indices.
@@ -134,6 +265,45 @@ impl EdgeIndex {
             graph: int(graph),
             counts: Tensor::<2>::from_data(TensorData::new(counts, [g, 1]), device),
         }
+    }
+}
+
+/// One group's node embeddings (`ln(1 + h)` of the classifier's) and their mean, on the host:
+/// the values of [`embeddings`] for a batch of that group alone, to the bit. `ln(1 + h)` is
+/// the `ln_1p` the backend runs, the sum adds the nodes' rows in node order from zero as the
+/// readout's `select_assign` does, and the mean divides that sum by the node count.
+pub(crate) struct HostEmbeddings {
+    /// `[n, width]`, row-major.
+    pub(crate) nodes: Vec<f32>,
+    /// `[width]`.
+    pub(crate) graph: Vec<f32>,
+    pub(crate) width: usize,
+}
+
+impl HostEmbeddings {
+    /// The embeddings of `batch`, which holds one group.
+    pub(crate) fn new<M: ExplainableModel>(clf: &M, batch: &DeviceBatch) -> Result<Self> {
+        let width = clf.embedding_dim();
+        let mut nodes = host(clf.embed(batch))?;
+        nodes.iter_mut().for_each(|h| *h = h.ln_1p());
+        let mut graph = vec![0.0f32; width];
+        for row in nodes.chunks_exact(width) {
+            for (a, &b) in graph.iter_mut().zip(row) {
+                *a += b;
+            }
+        }
+        let count = (nodes.len() / width.max(1)) as f32;
+        graph.iter_mut().for_each(|a| *a /= count);
+        Ok(HostEmbeddings {
+            nodes,
+            graph,
+            width,
+        })
+    }
+
+    /// Row `v`.
+    pub(crate) fn node(&self, v: usize) -> &[f32] {
+        &self.nodes[v * self.width..][..self.width]
     }
 }
 
@@ -286,10 +456,11 @@ impl<M: ExplainableModel> PgExplainer<M> {
             return Ok(Vec::new());
         }
         let batch = device_batch(&self.clf, &[(gg, beta_bytes)])?;
-        let idx = EdgeIndex::new(&[gg], self.clf.device());
-        let (emb, graph_emb) = embeddings(&self.clf, &batch, &idx);
-        let logits = self.mlp.forward(emb, graph_emb, &idx);
-        host(sigmoid(logits.div_scalar(self.config.temperature.0)))
+        let emb = HostEmbeddings::new(&self.clf, &batch)?;
+        let logits = self.mlp.infer(&emb, &gg.edges, self.clf.device())?;
+        // σ(ω/τ₀), each step the backend's `f32` operation.
+        let t0 = self.config.temperature.0;
+        Ok(logits.iter().map(|&w| sigmoid_f32(w / t0)).collect())
     }
 
     /// Saves the explainer as `<stem>.bpk` and `<stem>.json` with its training report.
@@ -346,3 +517,69 @@ pub fn shipped_pg<M: ExplainableModel>(clf: M) -> Result<PgExplainer<M>> {
 learned_explainer!(PgExplainer = "pg", |x, gg, beta, _rng| {
     Ok((x.scores(gg, beta)?, None))
 });
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use burn::nn::LayerNormConfig;
+
+    fn bits(v: &[f32]) -> Vec<u32> {
+        v.iter().map(|x| x.to_bits()).collect()
+    }
+
+    #[test]
+    fn the_host_layer_norm_is_the_backends_to_the_bit() {
+        let device = fuselage_gnn::default_device();
+        let mut rng = ChaCha8Rng::seed_from_u64(3);
+        for (rows, width) in [(1, 5), (7, 384), (8, 384), (9, 64), (17, 384), (35, 384)] {
+            let mut norm = LayerNormConfig::new(width)
+                .with_epsilon(NORM_EPSILON)
+                .init(&device);
+            let random = |rng: &mut ChaCha8Rng, n: usize, scale: f32| -> Vec<f32> {
+                (0..n)
+                    .map(|_| rng.random_range(-1.0..1.0) * scale)
+                    .collect()
+            };
+            let gamma = random(&mut rng, width, 2.0);
+            let beta = random(&mut rng, width, 1.0);
+            norm.gamma = norm
+                .gamma
+                .map(|_| Tensor::<1>::from_data(TensorData::new(gamma.clone(), [width]), &device));
+            norm.beta = norm.beta.map(|b| {
+                b.map(|_| Tensor::<1>::from_data(TensorData::new(beta.clone(), [width]), &device))
+            });
+            let x = random(&mut rng, rows * width, 30.0);
+            let t = Tensor::<2>::from_data(TensorData::new(x.clone(), [rows, width]), &device);
+            let theirs = host(norm.forward(t)).unwrap();
+            let ours = layer_norm_rows(&x, width, &gamma, Some(&beta), NORM_EPSILON as f32);
+            assert_eq!(bits(&ours), bits(&theirs), "{rows} rows of {width}");
+        }
+    }
+
+    #[test]
+    fn the_host_scores_are_the_tensor_scores_to_the_bit() {
+        let device = fuselage_gnn::default_device();
+        let (g, groups) = fuselage_gnn::probe_groups().unwrap();
+        for kind in [fuselage_gnn::CostKind::Lbdf, fuselage_gnn::CostKind::Brr] {
+            let x = shipped_pg(fuselage_gnn::shipped(kind, &device).unwrap()).unwrap();
+            for s in &groups {
+                let gg = GroupGraph::new(&g, s).unwrap();
+                if gg.edges.is_empty() {
+                    continue;
+                }
+                let beta = fuselage_gnn::PROBE_BETA;
+                // The scores as tensor ops, as `scores` computed them before.
+                let batch = device_batch(&x.clf, &[(&gg, beta)]).unwrap();
+                let idx = EdgeIndex::new(&[&gg], &device);
+                let (emb, graph_emb) = embeddings(&x.clf, &batch, &idx);
+                let logits = x.mlp.forward(emb, graph_emb, &idx);
+                let before = host(sigmoid(logits.div_scalar(x.config.temperature.0))).unwrap();
+                assert_eq!(
+                    bits(&x.scores(&gg, beta).unwrap()),
+                    bits(&before),
+                    "{kind:?}"
+                );
+            }
+        }
+    }
+}

@@ -2,7 +2,7 @@
 //! subgraph, trained by policy gradient.
 
 use super::checkpoint::{self, Trained};
-use super::pg::{EdgeIndex, embeddings};
+use super::pg::{HostEmbeddings, linear_bias, relu_f32};
 use super::{ExplainSet, device_batch, host, logit_temperature};
 use crate::ExplainerKind;
 use crate::error::{ExplainError, Result};
@@ -136,6 +136,137 @@ impl Embedded {
     }
 }
 
+/// What every growth step of a rollout reads and no step changes: the candidate and stop
+/// terms of the nodes and of the group, as tensors and (for the host path) on the host.
+struct Step {
+    cand_node: Tensor<2>,
+    cand_graph: Tensor<2>,
+    stop_graph: Tensor<2>,
+    /// `cand_node`, `[n, hidden]` row-major.
+    cand_node_host: Vec<f32>,
+    /// `cand_graph`, `[hidden]`.
+    cand_graph_host: Vec<f32>,
+    /// `stop_graph`, `[hidden]`.
+    stop_graph_host: Vec<f32>,
+    /// The biases of `cand_out`, `stop_set` and `stop_out` (`cand_set` has none).
+    cand_out_bias: Vec<f32>,
+    stop_set_bias: Vec<f32>,
+    stop_out_bias: Vec<f32>,
+}
+
+impl Step {
+    fn new(policy: &RgPolicy, emb: &Embedded) -> Result<Self> {
+        let cand_node = policy.cand_node.forward(emb.nodes.clone());
+        let cand_graph = policy.cand_graph.forward(emb.graph.clone());
+        let stop_graph = policy.stop_graph.forward(emb.graph.clone());
+        Ok(Step {
+            cand_node_host: host(cand_node.clone())?,
+            cand_graph_host: host(cand_graph.clone())?,
+            stop_graph_host: host(stop_graph.clone())?,
+            cand_out_bias: linear_bias(&policy.cand_out)?,
+            stop_set_bias: linear_bias(&policy.stop_set)?,
+            stop_out_bias: linear_bias(&policy.stop_out)?,
+            cand_node,
+            cand_graph,
+            stop_graph,
+        })
+    }
+
+    /// The log-probabilities of adding each node (`-1e9` added to non-candidates) and of
+    /// stopping (last), `[n + 1]`, given the set's mean embedding `z_set`.
+    fn log_probs(
+        &self,
+        policy: &RgPolicy,
+        z_set: Tensor<2>,
+        is_cand: &[bool],
+        device: &Device,
+    ) -> Tensor<1> {
+        let n = is_cand.len();
+        let cand = policy.cand_out.forward(relu(
+            self.cand_node.clone()
+                + policy.cand_set.forward(z_set.clone())
+                + self.cand_graph.clone(),
+        ));
+        let stop = policy.stop_out.forward(relu(
+            policy.stop_set.forward(z_set) + self.stop_graph.clone(),
+        ));
+        let penalty: Vec<f32> = is_cand
+            .iter()
+            .map(|&c| if c { 0.0 } else { -1e9 })
+            .chain([0.0])
+            .collect();
+        let penalty = Tensor::<1>::from_data(TensorData::new(penalty, [n + 1]), device);
+        let scores = Tensor::cat(vec![cand.reshape([n]), stop.reshape([1])], 0) + penalty;
+        log_softmax(scores, 0)
+    }
+
+    /// [`log_probs`](Self::log_probs) on the host, to the bit. The matrix products run on
+    /// `device`, as the linear layers run them (a layer is its weight's product, then its
+    /// bias added); everything else (the biases, the sums with the node and group terms, the
+    /// ReLUs, the penalty, the log-softmax) is the backend's `f32` operation in its order,
+    /// without a tensor, an allocation and a dispatch each (the candidates' `[n, hidden]`
+    /// sums alone were two broadcasting adds and a ReLU per step).
+    fn log_probs_host(
+        &self,
+        policy: &RgPolicy,
+        z_set: Tensor<2>,
+        is_cand: &[bool],
+        device: &Device,
+    ) -> Result<Vec<f32>> {
+        let n = is_cand.len();
+        // cand_out(ReLU(cand_node + cand_set(z) + cand_graph)); cand_set has no bias.
+        let set = host(z_set.clone().matmul(policy.cand_set.weight.val()))?;
+        let hidden = set.len();
+        let mut pre = Vec::with_capacity(n * hidden);
+        for row in self.cand_node_host.chunks_exact(hidden.max(1)) {
+            pre.extend(
+                row.iter()
+                    .zip(&set)
+                    .zip(&self.cand_graph_host)
+                    .map(|((&a, &b), &c)| relu_f32((a + b) + c)),
+            );
+        }
+        let pre = Tensor::<2>::from_data(TensorData::new(pre, [n, hidden]), device);
+        let cand = host(pre.matmul(policy.cand_out.weight.val()))?;
+        // stop_out(ReLU(stop_set(z) + stop_graph)).
+        let stop_set = host(z_set.matmul(policy.stop_set.weight.val()))?;
+        let stop_pre: Vec<f32> = stop_set
+            .iter()
+            .zip(&self.stop_set_bias)
+            .zip(&self.stop_graph_host)
+            .map(|((&a, &b), &c)| relu_f32((a + b) + c))
+            .collect();
+        let stop_pre = Tensor::<2>::from_data(TensorData::new(stop_pre, [1, hidden]), device);
+        let stop = host(stop_pre.matmul(policy.stop_out.weight.val()))?[0] + self.stop_out_bias[0];
+        let scores: Vec<f32> = cand
+            .iter()
+            .zip(is_cand)
+            .map(|(&c, &ok)| (c + self.cand_out_bias[0]) + if ok { 0.0 } else { -1e9 })
+            .chain([stop + 0.0])
+            .collect();
+        Ok(log_softmax_host(&scores))
+    }
+}
+
+/// `log_softmax` of a vector as burn's CPU backend computes it: the maximum (NaN wins), the
+/// shifted values, the sum of their exponentials in order, its logarithm subtracted.
+fn log_softmax_host(x: &[f32]) -> Vec<f32> {
+    let mut max = x.first().copied().unwrap_or(0.0);
+    for &v in x {
+        if v.is_nan() {
+            max = f32::NAN;
+            break;
+        }
+        if v > max {
+            max = v;
+        }
+    }
+    let shifted: Vec<f32> = x.iter().map(|&v| v - max).collect();
+    let sum: f32 = shifted.iter().map(|&v| v.exp()).sum();
+    let log_sum = sum.ln();
+    shifted.iter().map(|&v| v - log_sum).collect()
+}
+
 /// How a rollout picks its actions.
 enum Pick<'r> {
     Sample(&'r mut ChaCha8Rng),
@@ -241,9 +372,13 @@ pub struct RgExplainer<M = GnnClassifier> {
 impl<M: ExplainableModel> RgExplainer<M> {
     fn embed(clf: &M, gg: &GroupGraph, beta: u64) -> Result<Embedded> {
         let batch = device_batch(clf, &[(gg, beta)])?;
-        let idx = EdgeIndex::new(&[gg], clf.device());
-        let (nodes, graph) = embeddings(clf, &batch, &idx);
-        let host_nodes = host(nodes.clone())?;
+        // `pg::embeddings` of this one group, computed on the host (the same bits).
+        let emb = HostEmbeddings::new(clf, &batch)?;
+        let (n, width) = (gg.len(), emb.width);
+        let device = clf.device();
+        let nodes = Tensor::<2>::from_data(TensorData::new(emb.nodes.clone(), [n, width]), device);
+        let graph = Tensor::<2>::from_data(TensorData::new(emb.graph, [1, width]), device);
+        let host_nodes = emb.nodes;
         let mut adj = vec![Vec::new(); gg.len()];
         for &(u, v) in &gg.edges {
             adj[u as usize].push(v as usize);
@@ -253,7 +388,7 @@ impl<M: ExplainableModel> RgExplainer<M> {
             nodes,
             graph,
             host_nodes,
-            width: clf.embedding_dim(),
+            width,
             adj,
         })
     }
@@ -275,9 +410,7 @@ impl<M: ExplainableModel> RgExplainer<M> {
         let loc_host = host(loc_logp.clone())?;
         let seed = pick.choose(&loc_host);
         let mut logp = track.then(|| loc_logp.clone().narrow(0, seed, 1));
-        let cand_node = policy.cand_node.forward(emb.nodes.clone());
-        let cand_graph = policy.cand_graph.forward(emb.graph.clone());
-        let stop_graph = policy.stop_graph.forward(emb.graph.clone());
+        let step = Step::new(policy, emb)?;
         let mut set = vec![seed];
         let mut inside = vec![false; n];
         inside[seed] = true;
@@ -292,24 +425,17 @@ impl<M: ExplainableModel> RgExplainer<M> {
                 break;
             }
             let z_set = emb.set_mean(&set, device);
-            let cand = policy.cand_out.forward(relu(
-                cand_node.clone() + policy.cand_set.forward(z_set.clone()) + cand_graph.clone(),
-            ));
-            let stop = policy
-                .stop_out
-                .forward(relu(policy.stop_set.forward(z_set) + stop_graph.clone()));
-            let penalty: Vec<f32> = is_cand
-                .iter()
-                .map(|&c| if c { 0.0 } else { -1e9 })
-                .chain([0.0])
-                .collect();
-            let penalty = Tensor::<1>::from_data(TensorData::new(penalty, [n + 1]), device);
-            let scores = Tensor::cat(vec![cand.reshape([n]), stop.reshape([1])], 0) + penalty;
-            let step_logp = log_softmax(scores, 0);
-            let a = pick.choose(&host(step_logp.clone())?);
-            if let Some(l) = logp.as_mut() {
-                *l = l.clone() + step_logp.narrow(0, a, 1);
-            }
+            let a = match logp.as_mut() {
+                // Training: the log-probabilities as tensors, to back-propagate through.
+                Some(l) => {
+                    let step_logp = step.log_probs(policy, z_set, &is_cand, device);
+                    let a = pick.choose(&host(step_logp.clone())?);
+                    *l = l.clone() + step_logp.narrow(0, a, 1);
+                    a
+                }
+                // Explaining: the same values, with the small ops on the host.
+                None => pick.choose(&step.log_probs_host(policy, z_set, &is_cand, device)?),
+            };
             if a == n {
                 break;
             }
@@ -562,3 +688,36 @@ learned_explainer!(RgExplainer = "rg", |x, gg, beta, _rng| {
     let (_, nodes) = x.grow(gg, beta)?;
     Ok((edge_means(gg, &nodes), Some(nodes)))
 });
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_host_step_is_the_tensor_step_to_the_bit() {
+        let device = fuselage_gnn::default_device();
+        let (g, groups) = fuselage_gnn::probe_groups().unwrap();
+        let mut rng = ChaCha8Rng::seed_from_u64(9);
+        for kind in [fuselage_gnn::CostKind::Lbdf, fuselage_gnn::CostKind::Brr] {
+            let x = shipped_rg(fuselage_gnn::shipped(kind, &device).unwrap()).unwrap();
+            for s in &groups {
+                let gg = GroupGraph::new(&g, s).unwrap();
+                let emb = RgExplainer::embed(&x.clf, &gg, fuselage_gnn::PROBE_BETA).unwrap();
+                let step = Step::new(&x.policy, &emb).unwrap();
+                let n = gg.len();
+                for _ in 0..4 {
+                    let set: Vec<usize> = (0..n).filter(|_| rng.random_bool(0.4)).collect();
+                    let set = if set.is_empty() { vec![0] } else { set };
+                    let is_cand: Vec<bool> = (0..n)
+                        .map(|v| !set.contains(&v) && rng.random_bool(0.7))
+                        .collect();
+                    let z = emb.set_mean(&set, &device);
+                    let tensor = host(step.log_probs(&x.policy, z.clone(), &is_cand, &device));
+                    let ours = step.log_probs_host(&x.policy, z, &is_cand, &device);
+                    let bits = |v: Vec<f32>| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                    assert_eq!(bits(ours.unwrap()), bits(tensor.unwrap()), "{kind:?}");
+                }
+            }
+        }
+    }
+}
