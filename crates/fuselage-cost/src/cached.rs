@@ -287,4 +287,8 @@ impl<C: CostModel> CostModel for Cached<C> {
     fn smallest_buffer(&self, g: &Graph, group: &NodeSet) -> Result<u64> {
         self.inner.smallest_buffer(g, group)
     }
+
+    fn costly(&self) -> bool {
+        self.inner.costly()
+    }
 }

@@ -346,6 +346,21 @@ pub trait CostModel: Send + Sync {
     fn smallest_buffer(&self, g: &Graph, group: &NodeSet) -> Result<u64> {
         Ok(self.evaluate(g, group)?.buffer_bytes.saturating_add(1))
     }
+
+    /// Whether a search should keep this model's answers and reuse them for a group's
+    /// shifts, a repeated layer further on, rather than ask again (the exact optimiser's memo,
+    /// `fuselage_search`'s `optimal/shift.rs`): worth it where costing a group takes far
+    /// longer than looking it up. [`Tiled`](crate::Tiled) searches a space of schedules, tens
+    /// of microseconds a group, and says yes; LBDF and BRR are a few passes over the group,
+    /// no dearer than the lookup. The default declines.
+    ///
+    /// A model that says yes must give a group and its shift the same answer where they are
+    /// alike node for node (ops, shapes, weights, rows and row reads, consumers inside and
+    /// outside the group, and the shapes and rows of what it reads from outside), as every
+    /// model here does.
+    fn costly(&self) -> bool {
+        false
+    }
 }
 
 macro_rules! forward {
@@ -374,6 +389,9 @@ macro_rules! forward {
             }
             fn smallest_buffer(&self, g: &Graph, group: &NodeSet) -> Result<u64> {
                 (**self).smallest_buffer(g, group)
+            }
+            fn costly(&self) -> bool {
+                (**self).costly()
             }
         }
     )*};

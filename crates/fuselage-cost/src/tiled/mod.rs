@@ -242,6 +242,12 @@ impl CostModel for Tiled {
         Ok(self.evaluate(g, group)?.buffer_bytes)
     }
 
+    /// Yes: a group's schedules are searched, subsets of operands times tile counts, tens of
+    /// microseconds a group on a transformer layer.
+    fn costly(&self) -> bool {
+        true
+    }
+
     /// One more than the least on-chip need of any schedule of the space (one-row tiles for
     /// a group of several nodes, all rows for a single node, which reads nothing again).
     fn smallest_buffer(&self, g: &Graph, group: &fuselage_ir::NodeSet) -> Result<u64> {

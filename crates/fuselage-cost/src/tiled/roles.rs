@@ -92,26 +92,18 @@ impl Prep {
     pub(super) fn roles_into(&self, v: &View, mask: u64, r: &mut Roles) {
         let n = v.tensors.len();
         let m = v.len();
-        let reset = |x: &mut Vec<bool>, len: usize| {
-            x.clear();
-            x.resize(len, false);
-        };
-        reset(&mut r.weights, m);
-        reset(&mut r.right, m);
-        reset(&mut r.streaming, m);
-        reset(&mut r.recomputed, m);
-        reset(&mut r.resident, n);
-        reset(&mut r.blocked, n);
-        reset(&mut r.chain, n);
-        reset(&mut r.source, n);
-        r.readers.clear();
-        r.readers.resize(n, 0);
-        r.extent.clear();
-        r.extent.resize(n, 1);
-        r.chain_bytes.clear();
-        r.chain_bytes.resize(m, 0);
-        r.keys.clear();
-        r.keys.resize(n, 1);
+        refill(&mut r.weights, m, false);
+        refill(&mut r.right, m, false);
+        refill(&mut r.streaming, m, false);
+        refill(&mut r.recomputed, m, false);
+        refill(&mut r.resident, n, false);
+        refill(&mut r.blocked, n, false);
+        refill(&mut r.chain, n, false);
+        refill(&mut r.source, n, false);
+        refill(&mut r.readers, n, 0);
+        refill(&mut r.extent, n, 1);
+        refill(&mut r.chain_bytes, m, 0);
+        refill(&mut r.keys, n, 1);
         r.weights_streamed = 0;
         r.operands_streamed = 0;
         r.reread_weights = 0;
@@ -135,8 +127,7 @@ impl Prep {
         // reader is pointwise or sums the block.
         let mut scratch = std::mem::take(&mut r.scratch);
         let mut allowed = std::mem::take(&mut scratch.allowed);
-        allowed.clear();
-        allowed.resize(n, true);
+        refill(&mut allowed, n, true);
         loop {
             for (i, &mem) in self.members.iter().enumerate() {
                 let ports = v.ports_of(i);
@@ -297,13 +288,11 @@ impl Prep {
             let x = find(root, i);
             roots.push(x);
         }
-        size.clear();
-        size.resize(m, 0);
+        refill(size, m, 0);
         for &x in roots.iter() {
             size[x] += 1;
         }
-        id.clear();
-        id.resize(m, usize::MAX);
+        refill(id, m, usize::MAX);
         let mut loops = 0usize;
         for x in 0..m {
             if size[x] >= 2 {
@@ -317,10 +306,8 @@ impl Prep {
         // Per member, as bit sets over loops: the loops that reach it through blocked
         // tensors only (itself included), and those that reach it through a whole tensor.
         let words = loops.div_ceil(64);
-        reach.clear();
-        reach.resize(m * words, 0);
-        crossed.clear();
-        crossed.resize(m * words, 0);
+        refill(reach, m * words, 0);
+        refill(crossed, m * words, 0);
         let mut changed = false;
         for i in 0..m {
             for p in v.ports_of(i) {
@@ -357,6 +344,14 @@ impl Prep {
     }
 }
 
+/// `x` made `len` copies of `value`, in the memory it has (costing a group's many subsets
+/// then writes each buffer once).
+pub(super) fn refill<T: Copy>(x: &mut Vec<T>, len: usize, value: T) {
+    x.truncate(len);
+    x.fill(value);
+    x.resize(len, value);
+}
+
 /// The representative of `x` in a union-find forest (`root[x] == x` at a root), halving the
 /// path as it goes.
 pub(super) fn find(root: &mut [usize], mut x: usize) -> usize {
@@ -373,13 +368,11 @@ pub(super) fn find(root: &mut [usize], mut x: usize) -> usize {
 pub(super) fn chain_only(v: &View, roles: &mut Roles) {
     let m = v.len();
     let only = &mut roles.chain_only;
-    only.clear();
-    only.resize(m, false);
+    refill(only, m, false);
     // Readers come after what they read: deciding members last to first, every reader of a
     // member is decided before it.
     let mut read = std::mem::take(&mut roles.needed);
-    read.clear();
-    read.resize(m, false);
+    refill(&mut read, m, false);
     for i in (0..m).rev() {
         only[i] = roles.recomputed[i] && !read[i] && v.tensors[i].kind != TensorKind::Out;
         if only[i] {

@@ -4,7 +4,7 @@
 //! read again over all tiles ([`Prep::reread_exact`]).
 
 use super::prep::Prep;
-use super::roles::Roles;
+use super::roles::{Roles, refill};
 use crate::model::{OnChipBytes, TensorKind};
 use crate::view::{View, Window};
 
@@ -169,13 +169,10 @@ pub(super) fn tile_rows(
     let n = v.tensors.len();
     let m = v.len();
     let h_max = v.h_max();
-    asks.clear();
-    asks.resize(n, 0);
-    rows.clear();
-    rows.resize(n, 0);
+    refill(asks, n, 0);
+    refill(rows, n, 0);
     // The first tile makes the most rows: the share, and the lead its readers reach for.
-    need.clear();
-    need.resize(m, 0);
+    refill(need, m, 0);
     demand(v, roles, h, 0, need);
     let keep = |t: usize, ask: u64| {
         let info = v.tensors[t];

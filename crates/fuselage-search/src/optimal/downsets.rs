@@ -274,7 +274,7 @@ impl DownsetProgramme {
             let mut grow = Vec::with_capacity(level.len());
             for (e, cost) in level.iter().zip(costs) {
                 let (dram, fits, fresh) = cost?;
-                if fresh.value.is_some() || fresh.fits.is_some() {
+                if memo.values.keeps() && (fresh.value.is_some() || fresh.fits.is_some()) {
                     out.fresh.push((e.clone(), fresh));
                 }
                 if let Some(total) = dram

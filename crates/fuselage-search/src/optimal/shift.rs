@@ -261,7 +261,9 @@ impl Classes {
 /// further on each time, and an order's segments repeat from layer to layer; with the
 /// memo, the first layer's costs serve the others.
 pub(super) struct ShiftMemo<T> {
-    classes: Classes,
+    /// `None` where the problem's model is not [costly](fuselage_cost::CostModel::costly):
+    /// the memo then keeps nothing and answers nothing, at no cost.
+    classes: Option<Classes>,
     map: FxMap<(NodeSet, u64), Vec<(NodeId, T)>>,
     entries: usize,
 }
@@ -276,26 +278,35 @@ const FORMS_PER_KEY: usize = 4;
 
 impl<T: Copy> ShiftMemo<T> {
     /// An empty memo for `p`'s graph.
+    /// An empty memo for `p`'s graph; one that keeps nothing unless `p`'s model is
+    /// [costly](fuselage_cost::CostModel::costly) (looking a group up would cost more than
+    /// asking the model again).
     pub(super) fn new(p: &Problem<'_>) -> Self {
         ShiftMemo {
-            classes: Classes::of(p),
+            classes: p.model().costly().then(|| Classes::of(p)),
             map: FxMap::default(),
             entries: 0,
         }
     }
 
+    /// Whether it keeps answers at all.
+    pub(super) fn keeps(&self) -> bool {
+        self.classes.is_some()
+    }
+
     /// The answer of a group that `group` is the shift of (or `group` itself), if one was
     /// kept.
     pub(super) fn get(&self, p: &Problem<'_>, group: &NodeSet) -> Option<T> {
+        let classes = self.classes.as_ref()?;
         let first = group.first()?;
         let key = (
             group.shifted(-i64::from(first.0))?,
-            self.classes.signature(group),
+            classes.signature(group),
         );
         let found = self.map.get(&key)?;
         found.iter().find_map(|&(at, answer)| {
             let d = i64::from(first.0) - i64::from(at.0);
-            if d == 0 || self.classes.shifted(p, group, d) {
+            if d == 0 || classes.shifted(p, group, d) {
                 return Some(answer);
             }
             let kept = group.shifted(-d)?;
@@ -305,7 +316,7 @@ impl<T: Copy> ShiftMemo<T> {
 
     /// Keeps `answer` for `group` (not past [`MAX_SHIFT_ENTRIES`]).
     pub(super) fn insert(&mut self, group: &NodeSet, answer: T) {
-        let Some(first) = group.first() else {
+        let (Some(classes), Some(first)) = (self.classes.as_ref(), group.first()) else {
             return;
         };
         if self.entries >= MAX_SHIFT_ENTRIES {
@@ -316,7 +327,7 @@ impl<T: Copy> ShiftMemo<T> {
         };
         let forms = self
             .map
-            .entry((at_zero, self.classes.signature(group)))
+            .entry((at_zero, classes.signature(group)))
             .or_default();
         if forms.len() < FORMS_PER_KEY && forms.iter().all(|&(at, _)| at != first) {
             forms.push((first, answer));
@@ -328,22 +339,36 @@ impl<T: Copy> ShiftMemo<T> {
 /// A [`ShiftMemo`] that threads share: the candidate orders, which run in parallel, find
 /// each other's answers. What it answers is the same whatever the threads (a group's answer
 /// does not depend on who costed it), only how often the model is asked.
-pub(super) struct SharedMemo<T>(std::sync::RwLock<ShiftMemo<T>>);
+pub(super) struct SharedMemo<T> {
+    /// [`ShiftMemo::keeps`], read without the lock.
+    keeps: bool,
+    memo: std::sync::RwLock<ShiftMemo<T>>,
+}
 
 impl<T: Copy> SharedMemo<T> {
-    /// An empty memo for `p`'s graph.
+    /// An empty memo for `p`'s graph ([`ShiftMemo::new`]).
     pub(super) fn new(p: &Problem<'_>) -> Self {
-        SharedMemo(std::sync::RwLock::new(ShiftMemo::new(p)))
+        let memo = ShiftMemo::new(p);
+        SharedMemo {
+            keeps: memo.keeps(),
+            memo: std::sync::RwLock::new(memo),
+        }
     }
 
     /// [`ShiftMemo::get`] (nothing, should a thread have panicked holding it).
     pub(super) fn get(&self, p: &Problem<'_>, group: &NodeSet) -> Option<T> {
-        self.0.read().ok()?.get(p, group)
+        if !self.keeps {
+            return None;
+        }
+        self.memo.read().ok()?.get(p, group)
     }
 
     /// [`ShiftMemo::insert`].
     pub(super) fn insert(&self, group: &NodeSet, answer: T) {
-        if let Ok(mut memo) = self.0.write() {
+        if !self.keeps {
+            return;
+        }
+        if let Ok(mut memo) = self.memo.write() {
             memo.insert(group, answer);
         }
     }
@@ -426,7 +451,14 @@ mod tests {
         // the graph input where {1, 2} reads a node (both read one tensor of one shape from
         // outside). The last pair writes the graph output: unlike.
         let g = chain(8);
+        // LBDF is cheaper to ask than a memo: its memo keeps nothing.
         with_problem(&g, CostKind::Lbdf, 1 << 16, |p| {
+            let mut memo = ShiftMemo::new(p);
+            memo.insert(&set(&g, &[1, 2]), 7u64);
+            assert!(!memo.keeps());
+            assert_eq!(memo.get(p, &set(&g, &[1, 2])), None);
+        });
+        with_problem(&g, CostKind::Tiled, 1 << 16, |p| {
             let mut memo = ShiftMemo::new(p);
             memo.insert(&set(&g, &[1, 2]), 7u64);
             assert_eq!(memo.get(p, &set(&g, &[1, 2])), Some(7));
@@ -437,6 +469,7 @@ mod tests {
             // Kept once per place.
             memo.insert(&set(&g, &[1, 2]), 8);
             assert_eq!(memo.entries, 1);
+            assert!(memo.keeps());
         });
     }
 }
