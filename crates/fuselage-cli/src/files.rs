@@ -18,7 +18,7 @@
 
 use anyhow::{Context, anyhow, bail};
 use fuselage::cost::{Accelerator, CostError, PlanFile};
-use fuselage::ir::fs::open_nonblocking;
+use fuselage::ir::fs::{self, Refused};
 use fuselage::ir::human_size;
 use std::fs::{File, Metadata, OpenOptions};
 use std::io::{Read, Write};
@@ -93,50 +93,16 @@ pub fn shown(path: &Path) -> String {
     }
 }
 
-/// What a file that is not a regular file is, in words.
-fn file_type(meta: &Metadata) -> &'static str {
-    let t = meta.file_type();
-    if t.is_dir() {
-        return "a folder";
-    }
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::FileTypeExt;
-        if t.is_fifo() {
-            return "a FIFO";
-        }
-        if t.is_char_device() {
-            return "a character device";
-        }
-        if t.is_block_device() {
-            return "a block device";
-        }
-        if t.is_socket() {
-            return "a socket";
-        }
-    }
-    "not a file"
-}
-
 /// Opens the file argument `arg` at `path` for reading: a regular file of at most `kind`'s
 /// cap. Its metadata is checked before it is opened, so a FIFO or a device is never opened;
 /// then the open file itself, which is what is read. Returns it with its size.
 fn open_regular(arg: &str, path: &Path, kind: Kind) -> anyhow::Result<(File, u64)> {
     let fail = |why: &dyn std::fmt::Display| anyhow!("{arg} {}: {why}", path.display());
-    let regular = |meta: &Metadata| -> anyhow::Result<()> {
-        if !meta.is_file() {
-            bail!(fail(&format!("not a regular file ({})", file_type(meta))));
-        }
-        if meta.len() > kind.cap() {
-            bail!(too_large(arg, path, kind, Some(meta.len())));
-        }
-        Ok(())
-    };
-    regular(&std::fs::metadata(path).map_err(|e| fail(&e))?)?;
-    let file = open_nonblocking(path).map_err(|e| fail(&e))?;
-    let meta = file.metadata().map_err(|e| fail(&e))?;
-    regular(&meta)?;
-    Ok((file, meta.len()))
+    fs::open_regular(path, kind.cap()).map_err(|refused| match refused {
+        Refused::Io(e) => fail(&e),
+        Refused::NotAFile(what) => fail(&format!("not a regular file ({what})")),
+        Refused::TooLarge(bytes) => too_large(arg, path, kind, Some(bytes)),
+    })
 }
 
 /// Reads the file argument `arg` (`--plan`, `<A>`) at `path`: a regular file of at most
@@ -329,7 +295,7 @@ fn replaceable(arg: &str, path: &Path) -> anyhow::Result<()> {
         Ok(meta) if !meta.is_file() => bail!(
             "{arg} {}: not a regular file ({}); an output replaces only a regular file (- writes to standard output)",
             path.display(),
-            file_type(&meta)
+            fs::described(&meta)
         ),
         Ok(_) => Ok(()),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
@@ -380,7 +346,7 @@ pub fn check_output_folder(arg: &str, dir: &Path, files: &[PathBuf]) -> anyhow::
                 "{arg} {}: {} is not a folder ({})",
                 dir.display(),
                 existing.display(),
-                file_type(&meta)
+                fs::described(&meta)
             ),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 existing = match existing.parent() {
@@ -637,8 +603,8 @@ mod tests {
         let (tx, rx) = std::sync::mpsc::channel();
         let path = fifo.clone();
         std::thread::spawn(move || {
-            let opened = open_nonblocking(&path).and_then(|f| f.metadata());
-            let _ = tx.send(opened.map(|m| file_type(&m)));
+            let opened = fs::open_nonblocking(&path).and_then(|f| f.metadata());
+            let _ = tx.send(opened.map(|m| fs::described(&m)));
         });
         let kind = rx
             .recv_timeout(std::time::Duration::from_secs(5))

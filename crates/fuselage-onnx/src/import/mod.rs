@@ -61,6 +61,7 @@ use assemble::assemble;
 use ctx::Ctx;
 use facts::{run_tract, weights_as_inputs};
 use fuselage_ir::Graph;
+use fuselage_ir::fs::Refused;
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
 use structure::analyse_structure;
@@ -143,34 +144,26 @@ impl Importer {
     /// See [`OnnxError`].
     pub fn import(&self, path: impl AsRef<Path>) -> Result<Graph> {
         let path = path.as_ref();
-        let io = |error| OnnxError::Io {
-            path: path.to_path_buf(),
-            error,
-        };
         // Only regular files, and not past the cap: /dev/zero or a FIFO would be read without
-        // bound. Checked before the open, so that a FIFO or a device is never opened, and
-        // again on the open handle, which is what is read: a FIFO swapped in between cannot
-        // hang the open (`open_nonblocking`), and is refused.
-        let regular = |meta: &std::fs::Metadata| {
-            if !meta.is_file() {
-                return Err(OnnxError::NotAFile {
-                    path: path.to_path_buf(),
-                });
-            }
-            if meta.len() > self.max_file_bytes {
-                return Err(OnnxError::TooLarge {
-                    path: path.to_path_buf(),
-                    bytes: meta.len(),
-                    max: self.max_file_bytes,
-                });
-            }
-            Ok(())
-        };
-        regular(&std::fs::metadata(path).map_err(io)?)?;
-        let file = fuselage_ir::fs::open_nonblocking(path).map_err(io)?;
-        let meta = file.metadata().map_err(io)?;
-        regular(&meta)?;
-        let slim = slim::read(std::io::BufReader::new(file), meta.len());
+        // bound; checked by path and again on the open handle (`open_regular`).
+        let (file, len) =
+            fuselage_ir::fs::open_regular(path, self.max_file_bytes).map_err(|refused| {
+                match refused {
+                    Refused::Io(error) => OnnxError::Io {
+                        path: path.to_path_buf(),
+                        error,
+                    },
+                    Refused::NotAFile(_) => OnnxError::NotAFile {
+                        path: path.to_path_buf(),
+                    },
+                    Refused::TooLarge(bytes) => OnnxError::TooLarge {
+                        path: path.to_path_buf(),
+                        bytes,
+                        max: self.max_file_bytes,
+                    },
+                }
+            })?;
+        let slim = slim::read(std::io::BufReader::new(file), len);
         self.import_slim(slim, path)
     }
 
