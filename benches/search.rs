@@ -1,6 +1,7 @@
 //! Search benchmarks: NSGA-II throughput on ResNet-152 with a `Cached` model, a 2,000-plan
 //! NSGA-II on EfficientNet-B3, and the exact optimiser on ResNet-152, on Inception-v3 and on
-//! GPT-2 (12 layers, width 768, 1,024 tokens) at 128 KiB and 2 MiB under both models.
+//! GPT-2 (12 layers, width 768, 1,024 tokens) at 128 KiB and 2 MiB under both models, and
+//! under `tiled` at 2 MiB on Llama 3.2 1B, GPT-2 (1,024 tokens) and BERT-base (512).
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use fuselage_cost::{Cached, CostConfig, CostKind, Lbdf};
@@ -71,16 +72,22 @@ fn optimal_wide(c: &mut Criterion) {
     group.finish();
 }
 
-/// The exact `tiled` optimum of Llama 3.2 1B at 2 MiB, at 2,048 tokens and at 32,768 (long
-/// context: attention through key blocks), a fresh cache each run (the targets of
-/// `../shared/design/tiled-fusion.md`: under 5 s and under 30 s).
+/// The exact `tiled` optimum at 2 MiB of Llama 3.2 1B at 2,048 tokens and at 32,768 (long
+/// context: attention through key blocks), of GPT-2 at 1,024 tokens and of BERT-base at 512,
+/// a fresh cache each run (the targets of `../shared/design/tiled-fusion.md`: under 5 s, and
+/// under 30 s at 32,768 tokens).
 fn optimal_tiled(c: &mut Criterion) {
     let mut group = c.benchmark_group("optimal_tiled");
     group.sample_size(10);
     let cfg = CostConfig::kib(2048).expect("a size");
-    for seq in [2048, 32_768] {
-        let g = fuselage_zoo::build_seq("llama_3_2_1b", seq).expect("zoo network");
-        group.bench_function(format!("llama_3_2_1b_seq{seq}_tiled_2MiB"), |b| {
+    for (net, seq) in [
+        ("llama_3_2_1b", 2048),
+        ("llama_3_2_1b", 32_768),
+        ("gpt2", 1024),
+        ("bert_base_uncased", 512),
+    ] {
+        let g = fuselage_zoo::build_seq(net, seq).expect("zoo network");
+        group.bench_function(format!("{net}_seq{seq}_tiled_2MiB"), |b| {
             b.iter(|| {
                 let model = Cached::new(CostKind::Tiled.model(cfg));
                 let splitter = RandomSplitter::new(&model);

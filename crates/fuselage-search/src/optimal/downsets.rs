@@ -5,7 +5,7 @@
 use super::common::{FxMap, rest_bound};
 use super::joins::{bottlenecks, join};
 use super::net::Net;
-use super::shift::ShiftMemo;
+use super::shift::{Known, Memo};
 use crate::bound::RestFloor;
 use crate::error::Result;
 use crate::problem::Problem;
@@ -34,7 +34,7 @@ impl DownsetProgramme {
                 &unlimited,
                 u64::MAX,
                 &RestFloor::default(),
-                &NodeSet::new(p.graph().len()),
+                (&NodeSet::new(p.graph().len()), &Memo::new(p)),
             )? {
                 Downsets::Found(plan, cost, costed) => (plan, cost, costed),
                 Downsets::NoneBelow(costed) => (Plan::default(), u64::MAX, costed),
@@ -82,7 +82,7 @@ impl DownsetProgramme {
         budget: &Budget<'_>,
         upper: u64,
         floor: &RestFloor,
-        start: &NodeSet,
+        (start, memo): (&NodeSet, &Memo),
     ) -> Result<Downsets> {
         use rayon::prelude::*;
         use std::collections::BTreeMap;
@@ -97,9 +97,6 @@ impl DownsetProgramme {
         let max_group = self.max_group.max(1);
         // The next bottleneck to join (they are in order, each one's `before` inside the next).
         let mut joined = 0;
-        // The joins' answers, for the next layer's (see `join`), and the extensions'.
-        let mut memo = ShiftMemo::new(p);
-        let mut steps = StepMemo::new(p);
         // best[D] = (cost of covering D, the down-set D came from).
         let mut best: FxMap<NodeSet, (u64, NodeSet)> = FxMap::default();
         best.insert(start.clone(), (0, start.clone()));
@@ -144,7 +141,7 @@ impl DownsetProgramme {
                     neck,
                     (upper, budget),
                     floor,
-                    (max_group, &mut memo),
+                    (max_group, memo),
                 )?
                 else {
                     continue;
@@ -182,13 +179,13 @@ impl DownsetProgramme {
                             });
                         }
                     }
-                    self.expand(p, &net, d, (base, upper), slack, &steps)
+                    self.expand(p, &net, d, (base, upper), slack, memo)
                 })
                 .collect();
             for (d, found) in layer.iter().zip(expanded) {
                 let found = found?;
                 costed += found.costed;
-                steps.learn(&found.fresh);
+                memo.learn(found.fresh.iter().map(|(e, known)| (e, *known)));
                 for (next, total) in found.steps {
                     keep_step(&mut best, &mut by_size, next, total, d.clone());
                 }
@@ -222,7 +219,7 @@ impl DownsetProgramme {
         d: &NodeSet,
         (base, upper): (u64, u64),
         slack: Option<Slack<'_>>,
-        memo: &StepMemo,
+        memo: &Memo,
     ) -> Result<Expansion> {
         use rayon::prelude::*;
         let g = p.graph();
@@ -233,18 +230,10 @@ impl DownsetProgramme {
             out.costed += level.len() as u64;
             // Each extension's F_D (when admissible), whether a larger one might fit, and
             // the answers the memo did not have.
-            let costs: Vec<Result<(Option<u64>, bool, Fresh)>> = level
+            let costs: Vec<Result<(Option<u64>, bool, Known)>> = level
                 .par_iter()
                 .map(|e| {
-                    let mut fresh = Fresh::default();
-                    let fits = |fresh: &mut Fresh| -> Result<bool> {
-                        if let Some(fits) = memo.fits.get(p, e) {
-                            return Ok(fits);
-                        }
-                        let fits = p.fits_somewhere(e)?;
-                        fresh.fits = Some(fits);
-                        Ok(fits)
-                    };
+                    let mut fresh = Known::default();
                     // The floors bound valid groups; an unfusable node alone is costed as is.
                     let alone =
                         e.is_singleton() && e.first().is_some_and(|v| unfusable.contains(v));
@@ -255,26 +244,19 @@ impl DownsetProgramme {
                         }
                         // This step cannot beat `upper`: grow it without costing it.
                         if slack.floor.step(g, d, e) >= slack.step {
-                            let fits = fits(&mut fresh)?;
+                            let fits = memo.fits(p, e, &mut fresh)?;
                             return Ok((None, fits, fresh));
                         }
                     }
-                    let dram = match memo.values.get(p, e) {
-                        Some(dram) => dram,
-                        None => {
-                            let dram = p.admissible_value(e)?;
-                            fresh.value = Some(dram);
-                            dram
-                        }
-                    };
-                    let grow = dram.is_some() || fits(&mut fresh)?;
+                    let dram = memo.answer(p, e, &mut fresh)?.value;
+                    let grow = dram.is_some() || memo.fits(p, e, &mut fresh)?;
                     Ok((dram, grow, fresh))
                 })
                 .collect();
             let mut grow = Vec::with_capacity(level.len());
             for (e, cost) in level.iter().zip(costs) {
                 let (dram, fits, fresh) = cost?;
-                if memo.values.keeps() && (fresh.value.is_some() || fresh.fits.is_some()) {
+                if memo.keeps() && !fresh.is_empty() {
                     out.fresh.push((e.clone(), fresh));
                 }
                 if let Some(total) = dram
@@ -335,47 +317,8 @@ struct Expansion {
     steps: Vec<(NodeSet, u64)>,
     /// Extensions costed.
     costed: u64,
-    /// The answers the model gave for extensions the memo did not hold, in the order found.
-    fresh: Vec<(NodeSet, Fresh)>,
-}
-
-/// What the model answered for one extension: its value (`None` inside when it is not
-/// admissible), and whether a group containing it might fit; either when asked.
-#[derive(Default)]
-struct Fresh {
-    value: Option<Option<u64>>,
-    fits: Option<bool>,
-}
-
-/// The answers the down-set programme keeps for the shifts of its extensions (see
-/// [`ShiftMemo`]): the states of a repeated layer grow the shifts of the previous layer's
-/// extensions.
-struct StepMemo {
-    /// [`Problem::admissible_value`].
-    values: ShiftMemo<Option<u64>>,
-    /// [`Problem::fits_somewhere`].
-    fits: ShiftMemo<bool>,
-}
-
-impl StepMemo {
-    fn new(p: &Problem<'_>) -> Self {
-        StepMemo {
-            values: ShiftMemo::new(p),
-            fits: ShiftMemo::new(p),
-        }
-    }
-
-    /// Keeps what `found` learnt, in its order.
-    fn learn(&mut self, found: &[(NodeSet, Fresh)]) {
-        for (e, fresh) in found {
-            if let Some(value) = fresh.value {
-                self.values.insert(e, value);
-            }
-            if let Some(fits) = fresh.fits {
-                self.fits.insert(e, fits);
-            }
-        }
-    }
+    /// What the model said of extensions the memo did not know, in the order found.
+    fresh: Vec<(NodeSet, Known)>,
 }
 
 /// How the down-set programme ended.
@@ -436,7 +379,9 @@ mod tests {
             let floor = RestFloor::of(p, 64).unwrap();
             let none = NodeSet::new(g.len());
             let budget = Budget::new(1).unwrap();
-            let until = |upper, start: &NodeSet| ALL.until(p, &budget, upper, &floor, start);
+            let memo = Memo::new(p);
+            let until =
+                |upper, start: &NodeSet| ALL.until(p, &budget, upper, &floor, (start, &memo));
             assert!(matches!(
                 until(4240, &none).unwrap(),
                 Downsets::NoneBelow(_)
@@ -469,12 +414,14 @@ mod tests {
             let bound = rest_bound(p, &floor, &none).0;
             assert!(bound <= 4240);
             assert!(matches!(
-                ALL.until(p, &budget, 5000, &floor, &none).unwrap(),
+                ALL.until(p, &budget, 5000, &floor, (&none, &Memo::new(p)))
+                    .unwrap(),
                 Downsets::GaveUp(b) if b == bound
             ));
             // The bound given is no higher than the upper one.
             assert!(matches!(
-                ALL.until(p, &budget, 1, &floor, &none).unwrap(),
+                ALL.until(p, &budget, 1, &floor, (&none, &Memo::new(p)))
+                    .unwrap(),
                 Downsets::GaveUp(1)
             ));
         });
@@ -490,7 +437,7 @@ mod tests {
             let none = NodeSet::new(g.len());
             let steps = |base, upper| -> (Vec<(Vec<u32>, u64)>, u64) {
                 let found = ALL
-                    .expand(p, &net, &none, (base, upper), None, &StepMemo::new(p))
+                    .expand(p, &net, &none, (base, upper), None, &Memo::new(p))
                     .unwrap();
                 let steps = found.steps.iter().map(|(s, c)| (ids(s), *c)).collect();
                 (steps, found.costed)

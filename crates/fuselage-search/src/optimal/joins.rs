@@ -3,7 +3,7 @@
 
 use super::common::{FxMap, rest_bound};
 use super::net::Net;
-use super::shift::{Answer, ShiftMemo};
+use super::shift::{Known, Memo};
 use crate::bound::RestFloor;
 use crate::error::{Result, SearchError};
 use crate::problem::Problem;
@@ -99,7 +99,7 @@ pub(super) fn join(
     neck: &Bottleneck,
     (upper, budget): (u64, &Budget<'_>),
     floor: &RestFloor,
-    (max_group, memo): (usize, &mut ShiftMemo<Answer>),
+    (max_group, memo): (usize, &Memo),
 ) -> Result<Option<Joined>> {
     use rayon::prelude::*;
     let g = p.graph();
@@ -185,8 +185,7 @@ pub(super) fn join(
     }
     // Per head, its best step `(before ∪ E, cost, tail)`, the pairs costed and those
     // costed here rather than found in the memo; `None` past the budget.
-    type Walk = Option<(Option<(NodeSet, u64, usize)>, u64, Vec<(NodeSet, Answer)>)>;
-    let shared: &ShiftMemo<Answer> = memo;
+    type Walk = Option<(Option<(NodeSet, u64, usize)>, u64, Vec<(NodeSet, Known)>)>;
     let walked: Vec<Result<Walk>> = heads
         .par_iter()
         .map(|(e, part)| {
@@ -212,19 +211,11 @@ pub(super) fn join(
                 }
                 let group = tail.part.union(e);
                 evaluated += 1;
-                let answer = match shared.get(p, &group) {
-                    Some(answer) => answer,
-                    None => {
-                        let (c, value) = p.admissible_cost(&group)?;
-                        let answer = Answer {
-                            valid: c.valid,
-                            dram: c.dram_bytes,
-                            value,
-                        };
-                        fresh.push((group, answer));
-                        answer
-                    }
-                };
+                let mut known = Known::default();
+                let answer = memo.answer(p, &group, &mut known)?;
+                if !known.is_empty() {
+                    fresh.push((group, known));
+                }
                 // The floor holds for valid groups (the tile floor's rereads and excess
                 // are what a valid group streams), the only ones a step can be.
                 if dram && answer.valid && i128::from(answer.dram) < key - i128::from(tail.base) {
@@ -259,9 +250,7 @@ pub(super) fn join(
         if let Some((next, total, k)) = found {
             out.steps.push((next, total, tails[k].from.clone()));
         }
-        for (group, answer) in fresh {
-            memo.insert(&group, answer);
-        }
+        memo.learn(fresh.iter().map(|(group, known)| (group, *known)));
     }
     out.costed = costed;
     Ok(Some(out))
@@ -420,7 +409,7 @@ mod tests {
                     f,
                     (upper, &budget),
                     &RestFloor::default(),
-                    (64, &mut ShiftMemo::new(p)),
+                    (64, &Memo::new(p)),
                 )
                 .unwrap()
                 .unwrap()
@@ -445,7 +434,7 @@ mod tests {
                 f,
                 (u64::MAX, &stopped),
                 &RestFloor::default(),
-                (64, &mut ShiftMemo::new(p)),
+                (64, &Memo::new(p)),
             );
             assert!(none.unwrap().is_none());
         });

@@ -116,7 +116,9 @@
 //! programme's extensions and the order programmes keep the answers they get (values, and
 //! whether a larger group might fit), keyed by the group's form, and take them for its
 //! shifts: a transformer region's joins cost the (tail, head) pairs of its first layer, and
-//! find the others' there. This removes model calls, not sets: the sets costed are counted as before.
+//! find the others' there. This removes model calls, not sets: the sets costed are counted
+//! as before. It is done for a model that says looking up is cheaper than asking it
+//! ([`CostModel::costly`](fuselage_cost::CostModel::costly): `tiled`), and not for LBDF.
 //!
 //! **Where it could still be slow.** The family holds every connected group of up to
 //! `max_group` nodes that fits. With the joins, every input in `docs/optimal.md` (the zoo at
@@ -347,8 +349,9 @@ impl Optimal {
         // back whatever the thread count. Past the time limit an order is skipped or given up
         // (the first is completed in singletons from where it stopped).
         let done = std::sync::atomic::AtomicU64::new(0);
-        // The orders share the answers of their segments' components (and their shifts).
-        let memo = shift::SharedMemo::new(p);
+        // The orders share the answers of their segments' components (and their shifts), and
+        // hand them to the down-set programme.
+        let memo = shift::Memo::new(p);
         let first_cut = std::sync::atomic::AtomicBool::new(false);
         let results: Vec<Result<Option<(Plan, u64)>>> = orders
             .par_iter()
@@ -403,7 +406,7 @@ impl Optimal {
                     .unwrap_or_default();
                 regions::plan_regions(
                     p,
-                    budget,
+                    (budget, &memo),
                     &orders,
                     &regions,
                     (&upper_plan, upper),
@@ -418,7 +421,7 @@ impl Optimal {
                 };
                 match self
                     .downset_programme()
-                    .until(p, budget, upper, &floor, &none)?
+                    .until(p, budget, upper, &floor, (&none, &memo))?
                 {
                     Downsets::Found(plan, _, costed) => FirstFamily::Found(plan, costed),
                     Downsets::NoneBelow(costed) => FirstFamily::NoneBelow(costed),

@@ -1,7 +1,7 @@
 //! Family 2 of the [module docs](super): the candidate topological orders, and the prefix
 //! programme that finds the best plan contiguous in one of them.
 
-use super::shift::SharedMemo;
+use super::shift::{Known, Memo};
 use crate::error::Result;
 use crate::problem::Problem;
 use crate::strategy::Budget;
@@ -75,7 +75,7 @@ impl OrderProgramme {
         order: &[NodeId],
         budget: Option<&Budget<'_>>,
     ) -> Result<(Plan, u64, u64, bool)> {
-        self.run_with(p, order, budget, &SharedMemo::new(p))
+        self.run_with(p, order, budget, &Memo::new(p))
     }
 
     /// [`run`](Self::run), each segment's components answered from `memo` when it holds a
@@ -86,7 +86,7 @@ impl OrderProgramme {
         p: &Problem<'_>,
         order: &[NodeId],
         budget: Option<&Budget<'_>>,
-        memo: &SharedMemo<Segment>,
+        memo: &Memo,
     ) -> Result<(Plan, u64, u64, bool)> {
         let g = p.graph();
         let n = order.len();
@@ -174,7 +174,7 @@ pub(super) fn candidate_orders(
 
 /// What a segment of an order (or one of its components) costs.
 #[derive(Copy, Clone, Debug)]
-pub(super) enum Segment {
+enum Segment {
     /// The summed objective of its components, all admissible.
     Fits(u64),
     /// A component is inadmissible; `dead` when its buffer floor does not fit, so that no
@@ -202,27 +202,19 @@ fn add_to_pieces(g: &Graph, pieces: &mut Vec<NodeSet>, v: NodeId) {
 }
 
 /// The summed objective of the segment's components (`pieces`, by first node), or why it
-/// has none; each component's answer from `memo` when it holds a shift of it.
-fn segment_cost(
-    p: &Problem<'_>,
-    pieces: &[NodeSet],
-    memo: &SharedMemo<Segment>,
-) -> Result<Segment> {
+/// has none; each component's answer from `memo` when it holds a shift of it, and what the
+/// model said kept there.
+fn segment_cost(p: &Problem<'_>, pieces: &[NodeSet], memo: &Memo) -> Result<Segment> {
     let mut total = 0;
     for c in pieces {
-        let part = match memo.get(p, c) {
-            Some(part) => part,
-            None => {
-                let part = match p.admissible_value(c)? {
-                    Some(value) => Segment::Fits(value),
-                    None => Segment::Inadmissible {
-                        dead: !p.fits_somewhere(c)?,
-                    },
-                };
-                memo.insert(c, part);
-                part
-            }
+        let mut fresh = Known::default();
+        let part = match memo.answer(p, c, &mut fresh)?.value {
+            Some(value) => Segment::Fits(value),
+            None => Segment::Inadmissible {
+                dead: !memo.fits(p, c, &mut fresh)?,
+            },
         };
+        memo.learn([(c, fresh)]);
         match part {
             Segment::Fits(value) => total = u64::saturating_add(total, value),
             dead @ Segment::Inadmissible { .. } => return Ok(dead),
@@ -298,7 +290,7 @@ mod tests {
         // node (1,024 in, 1,024 out and its weights), with anything else a dead end.
         let g = layers();
         with_problem(&g, CostKind::Lbdf, 1024, |p| {
-            let memo = SharedMemo::new(p);
+            let memo = Memo::new(p);
             let cost =
                 |ids: &[u32]| segment_cost(p, &components(&g, &set(&g, ids)), &memo).unwrap();
             assert!(matches!(cost(&[0, 1]), Segment::Fits(2048)));

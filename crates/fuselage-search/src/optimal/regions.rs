@@ -5,7 +5,7 @@
 use super::common::rest_bound;
 use super::downsets::{DownsetProgramme, Downsets};
 use super::orders::OrderProgramme;
-use super::shift::{SharedMemo, alike};
+use super::shift::{Memo, alike};
 use crate::bound::RestFloor;
 use crate::error::Result;
 use crate::problem::Problem;
@@ -25,7 +25,7 @@ use fuselage_ir::{NodeId, NodeSet, Plan};
 /// slack, which either finds its optimum or lifts the sum to `upper`.
 pub(super) fn plan_regions(
     p: &Problem<'_>,
-    budget: &Budget<'_>,
+    (budget, memo): (&Budget<'_>, &Memo),
     orders: &[Vec<NodeId>],
     regions: &[NodeSet],
     (upper_plan, upper): (&Plan, u64),
@@ -62,7 +62,6 @@ pub(super) fn plan_regions(
     // Each kind's bound: the better of that and its own best order plan (the candidate
     // orders restricted to it). A shifted plan of one region is a plan of the others of
     // its kind, at the same value.
-    let memo = SharedMemo::new(p);
     let bounds: Vec<Result<(u64, u64)>> = kinds
         .par_iter()
         .map(|&k| {
@@ -80,7 +79,7 @@ pub(super) fn plan_regions(
                     .copied()
                     .filter(|&v| region.contains(v))
                     .collect();
-                let (_, cost, c, _) = order_programme.run_with(p, &inside, None, &memo)?;
+                let (_, cost, c, _) = order_programme.run_with(p, &inside, None, memo)?;
                 costed += c;
                 bound = bound.min(cost);
             }
@@ -96,11 +95,13 @@ pub(super) fn plan_regions(
     }
     let solve = |region: &NodeSet, bound: u64| -> Result<(Part, u64)> {
         let start = all.difference(region);
-        Ok(match downsets.until(p, budget, bound, &floor, &start)? {
-            Downsets::Found(plan, cost, c) => (Part::Exact(plan, cost), c),
-            Downsets::NoneBelow(c) => (Part::AtLeast(bound), c),
-            Downsets::GaveUp(least) => (Part::Stopped(least), 0),
-        })
+        Ok(
+            match downsets.until(p, budget, bound, &floor, (&start, memo))? {
+                Downsets::Found(plan, cost, c) => (Part::Exact(plan, cost), c),
+                Downsets::NoneBelow(c) => (Part::AtLeast(bound), c),
+                Downsets::GaveUp(least) => (Part::Stopped(least), 0),
+            },
+        )
     };
     // The kinds' programmes are independent: they run in parallel and are combined in
     // order.
@@ -352,7 +353,7 @@ mod tests {
             let plan_below = |orders: &[Vec<NodeId>], upper_plan: &Plan, upper: u64| {
                 plan_regions(
                     p,
-                    &budget,
+                    (&budget, &Memo::new(p)),
                     orders,
                     &regions,
                     (upper_plan, upper),
@@ -392,9 +393,16 @@ mod tests {
             let budget = Budget::new(1).unwrap().with_stop(&stop);
             let alone = Plan::singletons(&g);
             let worth = p.score(&alone).unwrap().dram_bytes;
-            let FirstFamily::GaveUp(floor) =
-                plan_regions(p, &budget, &[], &regions, (&alone, worth), ORDERS, DOWNSETS).unwrap()
-            else {
+            let FirstFamily::GaveUp(floor) = plan_regions(
+                p,
+                (&budget, &Memo::new(p)),
+                &[],
+                &regions,
+                (&alone, worth),
+                ORDERS,
+                DOWNSETS,
+            )
+            .unwrap() else {
                 panic!("stopped");
             };
             // The compulsory traffic at least: 1,024 in, 1,024 out, both convs' weights.
