@@ -11,6 +11,8 @@
 //!   memoised per group ([`SplitMemo`]), with the random splitter as its fallback (module
 //!   [`get`](mod@get)); [`CutChoice::Sampled`] has it draw its cuts from the explanation's
 //!   scores, so that a group met again may be cut elsewhere.
+//! - [`Contested`]: a decorator that puts any splitter's answer against random splits and
+//!   keeps the cheapest, so that a repair explores and is never worse than the inner one's.
 //! - [`SplitterKind`]: the built-in splitters by name, typed.
 //! - [`cut`]: the cut primitives every splitter and search mutation shares.
 //!
@@ -26,6 +28,7 @@
 // No panic on a path user input can reach: each remaining expect names its invariant.
 #![deny(clippy::unwrap_used, clippy::expect_used)]
 
+mod contest;
 pub mod cut;
 mod error;
 mod explore;
@@ -34,6 +37,7 @@ mod kind;
 mod random;
 mod splitter;
 
+pub use contest::Contested;
 pub use error::{Result, SplitError};
 pub use explore::{CutChoice, MAX_TEMPERATURE};
 #[allow(deprecated)]

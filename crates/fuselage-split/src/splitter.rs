@@ -34,6 +34,9 @@ pub struct SplitStats {
     pub explainer_seconds: f64,
     /// Seconds the splitter spent in the cost model, outside the explainer.
     pub cost_seconds: f64,
+    /// Invalid groups where a random rival's split beat the splitter's own
+    /// ([`Contested`](crate::Contested); 0 for a splitter that is not contested).
+    pub rival_wins: u64,
 }
 
 impl SplitStats {
@@ -55,6 +58,7 @@ impl SplitStats {
             explanations: self.explanations.saturating_sub(earlier.explanations),
             explainer_seconds: (self.explainer_seconds - earlier.explainer_seconds).max(0.0),
             cost_seconds: (self.cost_seconds - earlier.cost_seconds).max(0.0),
+            rival_wins: self.rival_wins.saturating_sub(earlier.rival_wins),
         }
     }
 
