@@ -31,6 +31,7 @@ mod nsga2;
 pub mod optimal;
 mod problem;
 mod random;
+pub mod repeat;
 mod strategy;
 
 pub use bound::{MAX_FLOOR_NODES, RestFloor};

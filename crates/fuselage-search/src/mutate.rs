@@ -43,9 +43,20 @@ pub enum Mutation {
     /// the mean gap of LS to the optimum went from 1.83% to 2.16% and that of NSGA-II from
     /// 3.15% to 3.29%, since random cuts seldom repair a large region well.
     Absorb,
+    /// Copy the groups around one group onto a twin of that stretch of the graph, or onto
+    /// all its twins (the same ops wired the same way, found by
+    /// [`Motifs`](crate::repeat::Motifs)): a grouping found for one block of a network is
+    /// tried on its repeats. Drawn only under [`Moves::Repeating`].
+    ///
+    /// ResNet-152 repeats one bottleneck 36 times in its third stage, and the optimum groups
+    /// every copy alike; LS and NSGA-II with the paper's edits find that grouping block by
+    /// block, if at all, and stall 9–35% above the optimum under BRR (`docs/explainers.md`).
+    Repeat,
 }
 
-/// How the local search and NSGA-II pick the groups a merge joins and the node a move takes.
+/// How the local search and NSGA-II edit plans: the paper's edits, those and copies of a
+/// grouping onto repeated blocks ([`Moves::Repeating`], part of the improved guided search),
+/// or merges and moves that fit first ([`Moves::Fitting`]).
 ///
 /// A search stalls on *which valid groups it merges* (`docs/explainers.md`): a merge whose
 /// result does not fit is cut again by the splitter, often where the two groups met, and the
@@ -63,6 +74,10 @@ pub enum Moves {
     Random,
     /// Merges and moves that fit the buffer first (see the type's docs).
     Fitting,
+    /// The paper's four edits and [`Mutation::Repeat`], each with probability 1/5: what a
+    /// run with an explainer uses unless told otherwise
+    /// (`fuselage_pipeline::IMPROVED_MOVES`).
+    Repeating,
 }
 
 /// How many edits [`Moves::Fitting`] draws before it takes the first.
@@ -216,6 +231,7 @@ fn edit(
             let last = groups.len() - 1;
             Some((Plan::new(groups), last))
         }
+        Mutation::Repeat => repeat(p, plan, owner, rng).map(|plan| (plan, 0)),
         Mutation::Move => {
             let (u, v) = crossing_edge(p, owner, rng)?;
             // Move one end into the other's group, either way round.
@@ -251,8 +267,9 @@ fn edit(
     }
 }
 
-/// A random mutation: each kind with probability 1/4, retried a few times when an edit is
-/// rejected.
+/// A random mutation: each of the paper's four kinds with probability 1/4 (and under
+/// [`Moves::Repeating`] each of those and [`Mutation::Repeat`] with 1/5), retried a few times
+/// when an edit is rejected.
 pub fn random_mutation(p: &Problem<'_>, plan: &Plan, rng: &mut ChaCha8Rng) -> Option<Plan> {
     const KINDS: [Mutation; 4] = [
         Mutation::Move,
@@ -260,8 +277,113 @@ pub fn random_mutation(p: &Problem<'_>, plan: &Plan, rng: &mut ChaCha8Rng) -> Op
         Mutation::Split,
         Mutation::Absorb,
     ];
+    const REPEATING: [Mutation; 5] = [
+        Mutation::Move,
+        Mutation::Merge,
+        Mutation::Split,
+        Mutation::Absorb,
+        Mutation::Repeat,
+    ];
+    let kinds: &[Mutation] = if p.moves() == Moves::Repeating {
+        &REPEATING
+    } else {
+        &KINDS
+    };
     let owner = PlanGraph::owners(p.graph().len(), &plan.groups);
-    (0..8).find_map(|_| mutate_with(p, plan, &owner, KINDS[rng.random_range(0..4)], rng))
+    (0..8).find_map(|_| {
+        let kind = kinds[rng.random_range(0..kinds.len())];
+        mutate_with(p, plan, &owner, kind, rng)
+    })
+}
+
+/// [`Mutation::Repeat`]: the groups of a window (a group drawn by the bytes of a boundary, with
+/// its neighbouring groups) copied onto one random twin of the window or, half the time, onto
+/// every twin (each shifted copy clear of the window and of the others). The twins' old groups
+/// keep their other nodes, each connected part a group. `None` when the window has no twin
+/// apart from itself or the copy would make the plan cyclic.
+fn repeat(p: &Problem<'_>, plan: &Plan, owner: &[GroupId], rng: &mut ChaCha8Rng) -> Option<Plan> {
+    let g = p.graph();
+    let n = plan.len();
+    let (u, _) = crossing_edge(p, owner, rng)?;
+    let a = owner[u.index()];
+    let mut inside = vec![false; n];
+    inside[a.index()] = true;
+    for v in plan.groups[a.index()].iter() {
+        for w in g.neighbours(v) {
+            if !p.unfusable().contains(w) {
+                inside[owner[w.index()].index()] = true;
+            }
+        }
+    }
+    let window: Vec<NodeId> = g
+        .node_ids()
+        .filter(|v| owner[v.index()].index() < n && inside[owner[v.index()].index()])
+        .collect();
+    let span = i64::from(window.last()?.0) - i64::from(window.first()?.0);
+    let offsets: Vec<i64> = p
+        .motifs()
+        .offsets(p, &window)
+        .into_iter()
+        .filter(|d| d.abs() > span)
+        .collect();
+    if offsets.is_empty() {
+        return None;
+    }
+    // One twin, or (as often) every twin that overlaps neither the window nor another:
+    // a grouping good for one block is then tried on all its repeats in one evaluation.
+    let chosen: Vec<i64> = if rng.random_bool(0.5) {
+        vec![offsets[rng.random_range(0..offsets.len())]]
+    } else {
+        let mut taken: Vec<i64> = Vec::new();
+        for &d in &offsets {
+            if taken.iter().all(|&t| (d - t).abs() > span) {
+                taken.push(d);
+            }
+        }
+        taken
+    };
+    let mut relabelled = owner.to_vec();
+    let mut count = n;
+    let mut touched = vec![false; n];
+    for d in chosen {
+        let twin = |v: NodeId| NodeId((i64::from(v.0) + d) as u32);
+        let mut label: Vec<Option<GroupId>> = vec![None; n];
+        for &v in &window {
+            let l = *label[owner[v.index()].index()].get_or_insert_with(|| {
+                count += 1;
+                GroupId((count - 1) as u32)
+            });
+            let t = twin(v);
+            if let Some(old) = owner.get(t.index()).filter(|o| o.index() < n) {
+                touched[old.index()] = true;
+            }
+            relabelled[t.index()] = l;
+        }
+    }
+    for (i, grp) in plan.groups.iter().enumerate().filter(|&(i, _)| touched[i]) {
+        let rest = NodeSet::from_ids(
+            g.len(),
+            grp.iter()
+                .filter(|v| relabelled[v.index()] == GroupId(i as u32)),
+        );
+        for piece in components(g, &rest) {
+            for v in piece.iter() {
+                relabelled[v.index()] = GroupId(count as u32);
+            }
+            count += 1;
+        }
+    }
+    if !PlanGraph::from_owners(g, relabelled.clone(), count).is_acyclic() {
+        return None;
+    }
+    let mut groups = vec![NodeSet::new(g.len()); count];
+    for v in g.node_ids() {
+        if let Some(grp) = groups.get_mut(relabelled[v.index()].index()) {
+            grp.insert(v);
+        }
+    }
+    groups.retain(|grp| !grp.is_empty());
+    Some(Plan::new(groups))
 }
 
 /// One-point crossover of two plans along node order: nodes before a random point take their

@@ -95,6 +95,8 @@ pub struct Problem<'a> {
     cost_nanos: AtomicU64,
     split_baseline: Option<SplitStats>,
     moves: Moves,
+    /// The graph's repeated structure, found on first use ([`Moves::Repeating`]).
+    motifs: std::sync::OnceLock<crate::repeat::Motifs>,
 }
 
 impl<'a> Problem<'a> {
@@ -125,6 +127,7 @@ impl<'a> Problem<'a> {
             cost_nanos: AtomicU64::new(0),
             split_baseline: splitter.stats(),
             moves: Moves::Random,
+            motifs: std::sync::OnceLock::new(),
         })
     }
 
@@ -150,6 +153,11 @@ impl<'a> Problem<'a> {
     /// How the local search and NSGA-II pick their merges and moves.
     pub fn moves(&self) -> Moves {
         self.moves
+    }
+
+    /// The graph's repeated structure (found on the first call).
+    pub(crate) fn motifs(&self) -> &crate::repeat::Motifs {
+        self.motifs.get_or_init(|| crate::repeat::Motifs::new(self))
     }
 
     /// The same problem with NSGA-II ranking `pair`.
@@ -181,6 +189,7 @@ impl<'a> Problem<'a> {
             cost_nanos: AtomicU64::new(0),
             split_baseline: self.splitter.stats(),
             moves: self.moves,
+            motifs: std::sync::OnceLock::new(),
         }
     }
 
