@@ -120,11 +120,20 @@ pub struct OptimizeCmd {
     /// again may be cut elsewhere. Without it, Algorithm 1 as published: the selection.
     #[arg(long, value_name = "T", value_parser = cut_temperature, allow_hyphen_values = true)]
     cut_temperature: Option<CutChoice>,
-    /// How LS and NSGA-II pick their merges and moves: random (the paper's: one draw, by the
-    /// bytes the edit saves) or fitting (up to four draws, the first whose new group fits
-    /// the buffer).
-    #[arg(long, value_name = "MOVES", default_value = "random", value_parser = moves)]
-    moves: Moves,
+    /// How LS and NSGA-II edit plans: random (the paper's moves, merges, splits and absorbs,
+    /// each drawn once by the bytes the edit saves), repeating (those, and copies of a
+    /// grouping onto the network's repeated blocks), or fitting (up to four draws of a merge
+    /// or move, the first whose new group fits the buffer). Default: repeating with
+    /// --explainer (the improved guided search; `--moves random` gives the paper's method
+    /// exactly), random with the random splitter.
+    #[arg(long, value_name = "MOVES", value_parser = moves)]
+    moves: Option<Moves>,
+    /// How many random splits contest each repair; the split whose parts move the least DRAM
+    /// is kept (0 to 64). Default: 1 with --explainer (the improved guided search;
+    /// `--rivals 0 --moves random` gives the paper's method exactly), 0 with the random
+    /// splitter.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u8).range(0..=64))]
+    rivals: Option<u8>,
     /// Where to write the plan (JSON); `-` writes it to standard output, and the summary to
     /// standard error.
     #[arg(long, value_name = "FILE")]
@@ -150,10 +159,14 @@ struct OptimizeFile {
     /// Algorithm 1 as published, so that such plan files read as they always did.
     #[serde(skip_serializing_if = "Option::is_none")]
     cut_temperature: Option<f32>,
-    /// How LS and NSGA-II drew their merges and moves (`--moves`); absent for the paper's
-    /// random moves.
+    /// How LS and NSGA-II edited plans (`--moves`, or its default for the splitter);
+    /// absent for the paper's random moves.
     #[serde(skip_serializing_if = "Option::is_none")]
     moves: Option<Moves>,
+    /// Random splits that contested each repair (`--rivals`, or its default); absent for
+    /// none, the paper's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    rivals: Option<usize>,
     seed: u64,
     budget: u64,
     evaluations: u64,
@@ -220,13 +233,13 @@ fn gap(value: impl Into<u128>, reference: impl Into<u128>) -> String {
     format!("{:+.2}%", (value as f64 / reference as f64 - 1.0) * 100.0)
 }
 
-/// Parses a time limit in seconds: a finite number from 0 to 10^6.
-/// A `--moves`: `random` or `fitting`.
+/// A `--moves`: `random`, `repeating` or `fitting`.
 fn moves(s: &str) -> Result<Moves, String> {
     match s {
         "random" => Ok(Moves::Random),
+        "repeating" => Ok(Moves::Repeating),
         "fitting" => Ok(Moves::Fitting),
-        _ => Err(format!("`{s}` is not random or fitting")),
+        _ => Err(format!("`{s}` is not random, repeating or fitting")),
     }
 }
 
@@ -366,7 +379,6 @@ fn configure<'a>(
         .explainer_seed(a.explainer_seed)
         .max_branch(a.max_branch)
         .cut_choice(a.cut_temperature.unwrap_or_default())
-        .moves(a.moves)
         .stop(&crate::STOP)
         .objective(a.objective)
         .reference(if a.no_reference {
@@ -386,6 +398,12 @@ fn configure<'a>(
                 planner.explainer_made_by(move |request| make(request))
             }
         };
+    }
+    if let Some(moves) = a.moves {
+        planner = planner.moves(moves);
+    }
+    if let Some(n) = a.rivals {
+        planner = planner.rivals(n.into());
     }
     if let Some(limit) = a.time_limit {
         planner = planner.time_limit(Duration::from_secs_f64(limit));
@@ -428,7 +446,8 @@ fn write_outputs(
             Some(CutChoice::Sampled { temperature }) => Some(temperature),
             _ => None,
         },
-        moves: (a.moves != Moves::Random).then_some(a.moves),
+        moves: (out.names.moves != Moves::Random).then_some(out.names.moves),
+        rivals: (out.names.rivals > 0).then_some(out.names.rivals),
         rectify_rate: out.names.explainer.is_some().then(|| split.rectify_rate()),
         invalid_groups_met: split.invalid_groups,
         explanations: split.explanations,

@@ -205,8 +205,10 @@ fn explainer_and_splitter_must_agree() {
     }
 }
 
-/// `--cut-temperature` and `--moves fitting` (issue 32): each run is a function of its seeds,
-/// and each explores otherwise than the paper's method (another plan on this setting).
+/// `--cut-temperature`, `--moves` and `--rivals` (issue 32): each run is a function of its
+/// seeds, each explores otherwise than the paper's method (another plan on this setting), and
+/// the plan file says how it was made: an explainer gets the improved method's edits and
+/// rivals unless told otherwise.
 #[test]
 fn sampled_cuts_are_seeded_and_change_the_search() {
     let (a, b, c) = (tmp("cut-a.json"), tmp("cut-b.json"), tmp("cut-c.json"));
@@ -214,13 +216,25 @@ fn sampled_cuts_are_seeded_and_change_the_search() {
     let (va, _) = optimize(&sampled, &a);
     let (vb, _) = optimize(&sampled, &b);
     assert_eq!(va["groups"], vb["groups"]);
-    // The plan file says how it was made; a run of the paper's method has neither field.
     assert_eq!(
-        (va["cut_temperature"].as_f64(), va["moves"].as_str()),
-        (Some(0.3), None)
+        (
+            va["cut_temperature"].as_f64(),
+            va["moves"].as_str(),
+            va["rivals"].as_u64()
+        ),
+        (Some(0.3), Some("repeating"), Some(8))
     );
     let (vc, _) = optimize(&["--explainer", "cost"], &c);
     assert_ne!(va["groups"], vc["groups"]);
+    // The paper's method, one setting away, has none of the three fields.
+    let paper = ["--explainer", "cost", "--moves", "random", "--rivals", "0"];
+    let (vp, _) = optimize(&paper, &c);
+    assert!(
+        ["cut_temperature", "moves", "rivals"]
+            .iter()
+            .all(|k| vp.get(k).is_none())
+    );
+    assert_ne!(vp["groups"], va["groups"]);
     // `--moves fitting` likewise: seeded, and another search than the paper's moves.
     let (vd, _) = optimize(&["--moves", "fitting"], &a);
     let (ve, _) = optimize(&["--moves", "fitting"], &b);
@@ -234,9 +248,14 @@ fn sampled_cuts_are_seeded_and_change_the_search() {
         "--moves", "greedy", "--out", "x.json",
     ]);
     assert!(
-        err.contains("--moves") && err.contains("random or fitting"),
+        err.contains("--moves") && err.contains("random, repeating or fitting"),
         "{err}"
     );
+    let err = fails(&[
+        "optimize", "resnet18", "--fusion", "lbdf", "--buffer", "128KiB", "--search", "ls",
+        "--rivals", "65", "--out", "x.json",
+    ]);
+    assert!(err.contains("--rivals") && err.contains("0..=64"), "{err}");
 }
 
 #[test]

@@ -71,7 +71,7 @@ use fuselage_search::{
     Budget, Optimal, Pair, Problem, SearchKind, SearchResult, SearchStrategy, StopReason,
 };
 use fuselage_split::{
-    CutChoice, ExplainedSplitter, RandomSplitter, SplitMemo, SplitStats, Splitter,
+    Contested, CutChoice, ExplainedSplitter, RandomSplitter, SplitMemo, SplitStats, Splitter,
 };
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
@@ -215,6 +215,11 @@ pub struct Names {
     pub splitter: String,
     /// The explainer's, for an explanation-guided splitter.
     pub explainer: Option<String>,
+    /// How the local search and NSGA-II drew their edits ([`Planner::moves`], or its
+    /// default for the splitter).
+    pub moves: Moves,
+    /// Random splits that contested each repair ([`Planner::rivals`], or its default).
+    pub rivals: usize,
 }
 
 /// Everything one run gives.
@@ -256,6 +261,27 @@ pub struct Outcome {
     pub nothing_fuses: Option<u64>,
 }
 
+/// Random splits that contest each repair of a guided run by default ([`Planner::rivals`]):
+/// part of the improved guided search (`docs/explainers.md`).
+pub const IMPROVED_RIVALS: usize = 8;
+
+/// How the local search and NSGA-II edit plans in a guided run by default
+/// ([`Planner::moves`]): part of the improved guided search (`docs/explainers.md`).
+pub const IMPROVED_MOVES: Moves = Moves::Repeating;
+
+/// `splitter`, contested by `rivals` random splits judged by `model` when there are any.
+fn contested<'a, S: Splitter + 'a>(
+    splitter: S,
+    model: &Arc<dyn CostModel>,
+    rivals: usize,
+) -> Box<dyn Splitter + 'a> {
+    if rivals == 0 {
+        Box::new(splitter)
+    } else {
+        Box::new(Contested::new(splitter, model.clone(), rivals))
+    }
+}
+
 /// Assembles and runs the pipeline: see the [crate docs](crate).
 pub struct Planner<'a> {
     graph: &'a Graph,
@@ -266,7 +292,8 @@ pub struct Planner<'a> {
     explainer_seed: u64,
     max_branch: Option<usize>,
     cut_choice: CutChoice,
-    moves: Moves,
+    moves: Option<Moves>,
+    rivals: Option<usize>,
     memo: Option<Arc<SplitMemo>>,
     budget: u64,
     seed: u64,
@@ -303,7 +330,8 @@ impl<'a> Planner<'a> {
             explainer_seed: 0,
             max_branch: None,
             cut_choice: CutChoice::Selected,
-            moves: Moves::Random,
+            moves: None,
+            rivals: None,
             memo: None,
             budget: 2000,
             seed: 0,
@@ -436,9 +464,26 @@ impl<'a> Planner<'a> {
     }
 
     /// How the local search and NSGA-II pick their merges and moves: the paper's random
-    /// draws (the default) or [`Moves::Fitting`], edits whose new group fits first.
+    /// draws ([`Moves::Random`]), those and copies of a grouping onto the network's repeated
+    /// blocks ([`Moves::Repeating`]), or edits whose new group fits first ([`Moves::Fitting`]).
+    ///
+    /// Unset, a run with an explainer uses [`IMPROVED_MOVES`] (with Algorithm 1's cuts, the
+    /// improved guided search of `docs/explainers.md`) and a run with the random splitter the
+    /// paper's [`Moves::Random`]: set [`Moves::Random`] with an explainer for the paper's
+    /// method exactly.
     pub fn moves(mut self, moves: Moves) -> Self {
-        self.moves = moves;
+        self.moves = Some(moves);
+        self
+    }
+
+    /// How many random splits contest each of the splitter's repairs ([`Contested`]: the one
+    /// whose parts move the least DRAM is kept; 0 for the splitter alone).
+    ///
+    /// Unset, a run with an explainer draws [`IMPROVED_RIVALS`] (the improved guided search
+    /// of `docs/explainers.md`), and a run with the random splitter none: set 0 with an
+    /// explainer, and [`Moves::Random`], for the paper's method exactly.
+    pub fn rivals(mut self, n: usize) -> Self {
+        self.rivals = Some(n);
         self
     }
 
@@ -531,11 +576,20 @@ impl<'a> Planner<'a> {
                 configs: Box::new((hw.config, *model.config())),
             });
         }
+        let guided = self.explainer.is_some();
+        let moves = self.moves.unwrap_or(if guided {
+            IMPROVED_MOVES
+        } else {
+            Moves::Random
+        });
+        let rivals = self
+            .rivals
+            .unwrap_or(if guided { IMPROVED_RIVALS } else { 0 });
         let explainer_name;
         let splitter: Box<dyn Splitter + 'a> = match self.explainer {
             None => {
                 explainer_name = None;
-                Box::new(RandomSplitter::new(model.clone()))
+                contested(RandomSplitter::new(model.clone()), model, rivals)
             }
             Some(source) => {
                 let request = ExplainerRequest {
@@ -557,7 +611,7 @@ impl<'a> Planner<'a> {
                 if let Some(memo) = self.memo {
                     get = get.with_memo(memo);
                 }
-                Box::new(get)
+                contested(get, model, rivals)
             }
         };
         let hardware = self
@@ -566,7 +620,7 @@ impl<'a> Planner<'a> {
         let p = Problem::new(g, model.as_ref(), splitter.as_ref())?
             .with_hardware(hardware.clone(), self.objective)
             .with_pair(self.pair)
-            .with_moves(self.moves);
+            .with_moves(moves);
         let nothing_fuses = smallest_if_nothing_fits(g, &p);
         let (strategy, exact_search): (Box<dyn SearchStrategy + 'a>, bool) = match self.search {
             SearchSource::Kind(kind) => (kind.strategy(), kind == SearchKind::Optimal),
@@ -639,6 +693,8 @@ impl<'a> Planner<'a> {
                 search: strategy.name().to_string(),
                 splitter: splitter.name().to_string(),
                 explainer: explainer_name,
+                moves,
+                rivals,
             },
             lower_bound: p.lower_bound(),
             objective_bound,

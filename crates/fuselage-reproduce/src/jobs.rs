@@ -2,7 +2,7 @@
 //! splitter, seed), sharing each row's cached cost model and split memos.
 
 use super::{
-    EXPLAINERS, Reference, Repair, Reproduction, Row, Run, Scale, Screened, Table, Timing,
+    EXPLAINERS, Method, Reference, Repair, Reproduction, Row, Run, Scale, Screened, Table, Timing,
     repair_name,
 };
 use crate::{ReproduceError, Result};
@@ -11,8 +11,9 @@ use fuselage::cost::{Cached, CostConfig, CostModel};
 use fuselage::explain::ExplainerKind;
 use fuselage::gnn::FeatureSet;
 use fuselage::ir::Graph;
-use fuselage::pipeline::{Outcome, Planner, Reference as Optimum};
+use fuselage::pipeline::{IMPROVED_MOVES, IMPROVED_RIVALS, Outcome, Planner, Reference as Optimum};
 use fuselage::search::SearchKind;
+use fuselage::search::mutate::Moves;
 use fuselage::split::SplitMemo;
 use rayon::prelude::*;
 use std::collections::BTreeMap;
@@ -57,8 +58,16 @@ struct Job {
     row: usize,
     search: SearchKind,
     explainer: Repair,
+    method: Method,
     seed: u64,
 }
+
+/// A run's splitter and method.
+type Variant = (Repair, Method);
+
+/// The learned explainers the screen runs the improved method with (cheap enough for every
+/// setting; GNNExplainer is not).
+const SCREEN_EXPLAINERS: [ExplainerKind; 2] = [ExplainerKind::Pg, ExplainerKind::Rg];
 
 /// Runs a reproduction at `scale`: the paper's rows, then the [`screen`], then the
 /// [`Table::Wins`](super::Table::Wins) rows it selects, calling `progress(done, total)` after
@@ -90,7 +99,9 @@ pub fn run(scale: &Scale, progress: &(dyn Fn(usize, usize) + Sync)) -> Result<Re
 /// As [`run`].
 pub fn screen(scale: &Scale, progress: &(dyn Fn(usize, usize) + Sync)) -> Result<Vec<Screened>> {
     let candidates = super::wins_candidates(scale);
-    let r = run_jobs(candidates, scale, &[None], progress)?;
+    let mut variants: Vec<Variant> = vec![(None, Method::Paper)];
+    variants.extend(SCREEN_EXPLAINERS.map(|e| (Some(e), Method::Improved)));
+    let r = run_jobs(candidates, scale, &|_| variants.clone(), progress)?;
     Ok(r.rows
         .iter()
         .enumerate()
@@ -101,13 +112,25 @@ pub fn screen(scale: &Scale, progress: &(dyn Fn(usize, usize) + Sync)) -> Result
                 .iter()
                 .map(|&s| r.median_dram(ri, s, None))
                 .collect(),
+            improved_bytes: row
+                .searches
+                .iter()
+                .map(|&s| {
+                    SCREEN_EXPLAINERS
+                        .iter()
+                        .map(|&e| r.median_dram_by(ri, s, Some(e), Method::Improved))
+                        .min()
+                        .unwrap_or(u64::MAX)
+                })
+                .collect(),
             optimal_bytes: r.references[ri].optimal_bytes,
         })
         .collect())
 }
 
 /// [`run`] on chosen rows, without a screen: each search with the random splitter and with
-/// every explainer of [`EXPLAINERS`].
+/// every explainer of [`EXPLAINERS`], by the paper's method; [`Table::Wins`] rows also by the
+/// improved one ([`Method::Improved`]).
 ///
 /// # Errors
 /// As [`run`].
@@ -117,14 +140,25 @@ pub fn run_rows(
     progress: &(dyn Fn(usize, usize) + Sync),
 ) -> Result<Reproduction> {
     let splitters: Vec<Repair> = std::iter::once(None).chain(EXPLAINERS.map(Some)).collect();
-    run_jobs(rows, scale, &splitters, progress)
+    let variants = |r: &Row| -> Vec<Variant> {
+        let methods: &[Method] = if r.table == Table::Wins {
+            &[Method::Paper, Method::Improved]
+        } else {
+            &[Method::Paper]
+        };
+        methods
+            .iter()
+            .flat_map(|&m| splitters.iter().map(move |&e| (e, m)))
+            .collect()
+    };
+    run_jobs(rows, scale, &variants, progress)
 }
 
-/// Every (row, search, splitter of `splitters`, seed) job, and each row's optimum.
+/// Every (row, search, variant of the row's `variants`, seed) job, and each row's optimum.
 fn run_jobs(
     rows: Vec<Row>,
     scale: &Scale,
-    splitters: &[Repair],
+    variants: &dyn Fn(&Row) -> Vec<Variant>,
     progress: &(dyn Fn(usize, usize) + Sync),
 ) -> Result<Reproduction> {
     let start = Instant::now();
@@ -148,13 +182,15 @@ fn run_jobs(
     let ctxs: Vec<RowCtx> = rows.iter().map(RowCtx::new).collect::<Result<_, _>>()?;
     let mut jobs = Vec::new();
     for (ri, r) in rows.iter().enumerate() {
+        let variants = variants(r);
         for &search in &r.searches {
-            for &explainer in splitters {
+            for &(explainer, method) in &variants {
                 for &seed in &scale.seeds {
                     jobs.push(Job {
                         row: ri,
                         search,
                         explainer,
+                        method,
                         seed,
                     });
                 }
@@ -205,14 +241,23 @@ fn run_jobs(
             if let Some(e) = j.explainer {
                 planner = planner.explainer(e).split_memo(c.memos[&e].clone());
             }
+            planner = match j.method {
+                Method::Paper => planner.moves(Moves::Random).rivals(0),
+                Method::Improved => planner.moves(IMPROVED_MOVES).rivals(IMPROVED_RIVALS),
+            };
             let out = planner.run().map_err(|error| ReproduceError::Run {
                 run: format!(
-                    "{} {} {} KiB, {} with the {} splitter, seed {}",
+                    "{} {} {} KiB, {} with the {} splitter{}, seed {}",
                     r.network,
                     r.fusion,
                     r.buffer_kib,
                     j.search.table_name(),
                     repair_name(j.explainer),
+                    if j.method.is_paper() {
+                        ""
+                    } else {
+                        ", improved"
+                    },
                     j.seed
                 ),
                 error: Box::new(error),
@@ -245,6 +290,7 @@ fn record(j: &Job, out: Outcome) -> (Run, Timing) {
             row: j.row,
             search: j.search,
             explainer: j.explainer,
+            method: j.method,
             seed: j.seed,
             dram_bytes: out.result.score.dram_bytes,
             mbu_bytes: out.result.score.max_buffer_bytes,

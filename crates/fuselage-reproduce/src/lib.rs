@@ -309,6 +309,30 @@ pub fn repair_name(repair: Repair) -> &'static str {
     repair.map_or("random", ExplainerKind::name)
 }
 
+/// How a run's search edits plans and repairs them.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Method {
+    /// The paper's: its four edits ([`Moves::Random`](fuselage::search::mutate::Moves)), and
+    /// each invalid group repaired by the splitter alone. Tables II–V.
+    #[default]
+    Paper,
+    /// The improved guided search of issue 32 (`docs/explainers.md`): the planner's defaults
+    /// for a run with an explainer, [`IMPROVED_MOVES`](fuselage::pipeline::IMPROVED_MOVES) and
+    /// [`IMPROVED_RIVALS`](fuselage::pipeline::IMPROVED_RIVALS) random splits contesting each
+    /// repair. With the random splitter, the same edits and rivals: what the explainer adds
+    /// is the difference.
+    Improved,
+}
+
+impl Method {
+    /// Whether this is [`Method::Paper`] (which the per-run JSON leaves out, so that the
+    /// paper's runs read as they always did).
+    pub fn is_paper(&self) -> bool {
+        *self == Method::Paper
+    }
+}
+
 /// What one search run gave.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Run {
@@ -318,6 +342,9 @@ pub struct Run {
     pub search: SearchKind,
     /// The explainer of the explanation-guided splitter; `None` for the random splitter.
     pub explainer: Repair,
+    /// The paper's method or the improved one (only [`Table::Wins`] rows run both).
+    #[serde(skip_serializing_if = "Method::is_paper")]
+    pub method: Method,
     /// The search's seed.
     pub seed: u64,
     /// Total DRAM of the best plan, bytes.
@@ -381,6 +408,9 @@ pub struct Screened {
     /// Median DRAM over the seeds with the random splitter, bytes, aligned with
     /// `row.searches`.
     pub random_bytes: Vec<u64>,
+    /// The improved method's median DRAM, the better of PGExplainer's and RG-Explainer's,
+    /// bytes, aligned with `row.searches`.
+    pub improved_bytes: Vec<u64>,
     /// `Optimal`'s DRAM, bytes.
     pub optimal_bytes: u64,
 }

@@ -14,7 +14,8 @@ fn file_name(search: SearchKind) -> String {
 
 impl Reproduction {
     /// Writes `results.md` into `dir`, and `results/` beside it: `curve_<network>_<search>.svg`,
-    /// `runs.json`, `timings.json` and `plans/<row>_<search>_<splitter>_<seed>.json`.
+    /// `runs.json`, `timings.json` and `plans/<row>_<search>_<splitter>_<seed>.json`
+    /// (`<splitter>_improved` for the improved method's runs).
     ///
     /// # Errors
     /// [`ReproduceError::Write`] when a file cannot be written; the facade's error when a
@@ -49,11 +50,16 @@ impl Reproduction {
                 String::new()
             };
             let p = plans.join(format!(
-                "{prefix}{}_{}_{}_{}_{}.json",
+                "{prefix}{}_{}_{}_{}{}_{}.json",
                 row.network,
                 row.fusion,
                 file_name(run.search),
                 repair_name(run.explainer),
+                if run.method.is_paper() {
+                    ""
+                } else {
+                    "_improved"
+                },
                 run.seed
             ));
             std::fs::write(&p, file.to_json()).map_err(|e| io(&p, &e))?;

@@ -1,7 +1,7 @@
 //! Statistics over a reproduction's runs: medians over seeds, the best explainer of a row,
 //! rectify rates, and the acceptance bar of Table II.
 
-use super::{EXPLAINERS, Repair, Reproduction, Row, Run, Table};
+use super::{EXPLAINERS, Method, Repair, Reproduction, Row, Run, Table};
 use fuselage::explain::ExplainerKind;
 use fuselage::search::SearchKind;
 
@@ -14,25 +14,72 @@ impl Reproduction {
             .filter(move |(_, r)| r.table == table)
     }
 
+    /// The paper's-method runs of (row, search, splitter).
     fn runs_of<'a>(
         &'a self,
         row: usize,
         search: SearchKind,
         explainer: Repair,
     ) -> impl Iterator<Item = (usize, &'a Run)> + 'a {
-        self.runs
-            .iter()
-            .enumerate()
-            .filter(move |(_, r)| r.row == row && r.search == search && r.explainer == explainer)
+        self.runs_by(row, search, explainer, Method::Paper)
     }
 
-    /// Median best DRAM over the seeds of one (row, search, splitter), bytes.
+    fn runs_by<'a>(
+        &'a self,
+        row: usize,
+        search: SearchKind,
+        explainer: Repair,
+        method: Method,
+    ) -> impl Iterator<Item = (usize, &'a Run)> + 'a {
+        self.runs.iter().enumerate().filter(move |(_, r)| {
+            r.row == row && r.search == search && r.explainer == explainer && r.method == method
+        })
+    }
+
+    /// Median best DRAM over the seeds of one (row, search, splitter) by the paper's method,
+    /// bytes.
     pub fn median_dram(&self, row: usize, search: SearchKind, explainer: Repair) -> u64 {
+        self.median_dram_by(row, search, explainer, Method::Paper)
+    }
+
+    /// Median best DRAM over the seeds of one (row, search, splitter, method), bytes (0 when
+    /// it has no runs).
+    pub fn median_dram_by(
+        &self,
+        row: usize,
+        search: SearchKind,
+        explainer: Repair,
+        method: Method,
+    ) -> u64 {
         median(
-            self.runs_of(row, search, explainer)
+            self.runs_by(row, search, explainer, method)
                 .map(|(_, r)| r.dram_bytes)
                 .collect(),
         )
+    }
+
+    /// Median over the seeds of the evaluations one (row, search, splitter, method) took to
+    /// come within `within` (a fraction, 0.05 for 5%) of the row's optimum; `None` where the
+    /// median seed never did within its budget.
+    pub fn evaluations_to_within(
+        &self,
+        row: usize,
+        search: SearchKind,
+        explainer: Repair,
+        method: Method,
+        within: f64,
+    ) -> Option<u64> {
+        let bar = self.references[row].optimal_bytes as f64 * (1.0 + within);
+        let v: Vec<u64> = self
+            .runs_by(row, search, explainer, method)
+            .map(|(_, r)| {
+                r.history
+                    .iter()
+                    .position(|&b| b as f64 <= bar)
+                    .map_or(u64::MAX, |i| i as u64 + 1)
+            })
+            .collect();
+        Some(median(v)).filter(|&m| m != u64::MAX && m != 0)
     }
 
     /// Median best DRAM after `budget` evaluations, bytes.
