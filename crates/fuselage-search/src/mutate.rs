@@ -118,6 +118,29 @@ fn crossing_edge(
     })
 }
 
+/// A group drawn by the bytes of a boundary it has ([`crossing_edge`]), and which groups of
+/// `plan` are it or a fusable neighbour of it: the region an absorb merges and a repeat copies.
+fn neighbourhood(
+    p: &Problem<'_>,
+    plan: &Plan,
+    owner: &[GroupId],
+    rng: &mut ChaCha8Rng,
+) -> Option<(GroupId, Vec<bool>)> {
+    let g = p.graph();
+    let (u, _) = crossing_edge(p, owner, rng)?;
+    let a = owner[u.index()];
+    let mut inside = vec![false; plan.len()];
+    inside[a.index()] = true;
+    for v in plan.groups[a.index()].iter() {
+        for w in g.neighbours(v) {
+            if !p.unfusable().contains(w) {
+                inside[owner[w.index()].index()] = true;
+            }
+        }
+    }
+    Some((a, inside))
+}
+
 /// Applies one random mutation of kind `kind` to `plan`. Returns `None` when the edit is not
 /// possible or would make the plan cyclic.
 pub fn mutate(p: &Problem<'_>, plan: &Plan, kind: Mutation, rng: &mut ChaCha8Rng) -> Option<Plan> {
@@ -200,17 +223,7 @@ fn edit(
             Some((Plan::new(groups), lo))
         }
         Mutation::Absorb => {
-            let (u, _) = crossing_edge(p, owner, rng)?;
-            let a = owner[u.index()];
-            let mut absorbed = vec![false; n];
-            absorbed[a.index()] = true;
-            for v in plan.groups[a.index()].iter() {
-                for w in g.neighbours(v) {
-                    if !p.unfusable().contains(w) {
-                        absorbed[owner[w.index()].index()] = true;
-                    }
-                }
-            }
+            let (a, absorbed) = neighbourhood(p, plan, owner, rng)?;
             let relabelled: Vec<GroupId> = owner
                 .iter()
                 .map(|&o| if absorbed[o.index()] { a } else { o })
@@ -304,17 +317,7 @@ pub fn random_mutation(p: &Problem<'_>, plan: &Plan, rng: &mut ChaCha8Rng) -> Op
 fn repeat(p: &Problem<'_>, plan: &Plan, owner: &[GroupId], rng: &mut ChaCha8Rng) -> Option<Plan> {
     let g = p.graph();
     let n = plan.len();
-    let (u, _) = crossing_edge(p, owner, rng)?;
-    let a = owner[u.index()];
-    let mut inside = vec![false; n];
-    inside[a.index()] = true;
-    for v in plan.groups[a.index()].iter() {
-        for w in g.neighbours(v) {
-            if !p.unfusable().contains(w) {
-                inside[owner[w.index()].index()] = true;
-            }
-        }
-    }
+    let (_, inside) = neighbourhood(p, plan, owner, rng)?;
     let window: Vec<NodeId> = g
         .node_ids()
         .filter(|v| owner[v.index()].index() < n && inside[owner[v.index()].index()])

@@ -52,6 +52,18 @@ proptest! {
     }
 }
 
+/// The plan `merges` random merges make of layer by layer (fewer where a merge is refused).
+fn after_merges(p: &Problem<'_>, merges: usize, seed: u64) -> Plan {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let mut plan = Plan::singletons(p.graph());
+    for _ in 0..merges {
+        if let Some(next) = mutate(p, &plan, Mutation::Merge, &mut rng) {
+            plan = next;
+        }
+    }
+    plan
+}
+
 /// `Moves::Fitting` (issue 32): merges and moves whose new group fits come first. From plans
 /// one random walk away from layer by layer, on resnet50 at a buffer where many merges do not
 /// fit, a fitting merge or move makes a group that fits at least twice as often as a random
@@ -67,13 +79,7 @@ fn fitting_moves_make_groups_that_fit() {
         .with_moves(Moves::Fitting);
     assert_eq!(random.moves(), Moves::Random);
     // A plan of pairs and singletons: 40 merges from layer by layer.
-    let mut rng = ChaCha8Rng::seed_from_u64(7);
-    let mut start = Plan::singletons(&g);
-    for _ in 0..40 {
-        if let Some(next) = mutate(&random, &start, Mutation::Merge, &mut rng) {
-            start = next;
-        }
-    }
+    let start = after_merges(&random, 40, 7);
     let fits_after = |p: &Problem<'_>, kind, seed| -> Option<bool> {
         let next = mutate(p, &start, kind, &mut ChaCha8Rng::seed_from_u64(seed))?;
         g.check_plan(&next).unwrap();
@@ -111,13 +117,7 @@ fn a_repeat_copies_groups_onto_a_twin() {
     let p = Problem::new(&g, &model, &splitter)
         .unwrap()
         .with_moves(Moves::Repeating);
-    let mut rng = ChaCha8Rng::seed_from_u64(3);
-    let mut start = Plan::singletons(&g);
-    for _ in 0..150 {
-        if let Some(next) = mutate(&p, &start, Mutation::Merge, &mut rng) {
-            start = next;
-        }
-    }
+    let start = after_merges(&p, 150, 3);
     let shifted = |grp: &fuselage_ir::NodeSet, d: i64| -> Vec<i64> {
         grp.iter().map(|v| i64::from(v.0) + d).collect()
     };
