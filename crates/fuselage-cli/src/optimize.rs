@@ -497,18 +497,37 @@ fn print_summary(
     let cfg = out.config;
     // The exact optimiser never repairs a group: no splitter takes part in its run.
     let exact = out.names.search == "optimal";
-    let splitter_label = match (&out.names.explainer, exact) {
-        (_, true) => "no splitter (exact)".to_string(),
-        (Some(e), false) => format!("{} splitter ({e} explainer)", out.names.splitter),
-        (None, false) => format!("{} splitter", out.names.splitter),
+    // How the search edited and repaired, where it is not the paper's: the improved guided
+    // search names its repeat edits and its rivals.
+    let mut notes: Vec<String> = out
+        .names
+        .explainer
+        .iter()
+        .map(|e| format!("{e} explainer"))
+        .collect();
+    if out.names.rivals > 0 {
+        notes.push(format!("{} random rivals", out.names.rivals));
+    }
+    let splitter_label = if exact {
+        "no splitter (exact)".to_string()
+    } else if notes.is_empty() {
+        format!("{} splitter", out.names.splitter)
+    } else {
+        format!("{} splitter ({})", out.names.splitter, notes.join(", "))
+    };
+    let edits = match (out.names.moves, exact) {
+        (Moves::Random, _) | (_, true) => String::new(),
+        (Moves::Repeating, false) => " (repeating edits)".to_string(),
+        (Moves::Fitting, false) => " (fitting edits)".to_string(),
     };
     outln!(
-        "{} · {} · {} · {} · {} search · {} · seed {}",
+        "{} · {} · {} · {} · {} search{} · {} · seed {}",
         fuselage::ir::escape(g.name()),
         out.names.cost_model,
         fuselage::ir::escape(&hw.name),
         describe_config(&cfg),
         out.names.search,
+        edits,
         splitter_label,
         a.seed
     )?;

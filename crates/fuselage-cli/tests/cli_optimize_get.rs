@@ -82,7 +82,7 @@ fn get_with_the_cost_explainer_records_its_work_and_is_deterministic() {
         "invalid groups met",
         "explainer seconds",
         "cost-model seconds",
-        "get splitter (cost explainer)",
+        "search (repeating edits) · get splitter (cost explainer, 8 random rivals)",
     ] {
         assert!(summary.contains(line), "summary lacks `{line}`:\n{summary}");
     }
