@@ -129,7 +129,7 @@ pub struct OptimizeCmd {
     #[arg(long, value_name = "MOVES", value_parser = moves)]
     moves: Option<Moves>,
     /// How many random splits contest each repair; the split whose parts move the least DRAM
-    /// is kept (0 to 64). Default: 1 with --explainer (the improved guided search;
+    /// is kept (0 to 64). Default: 32 with --explainer (the improved guided search;
     /// `--rivals 0 --moves random` gives the paper's method exactly), 0 with the random
     /// splitter.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u8).range(0..=64))]

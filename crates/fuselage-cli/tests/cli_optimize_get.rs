@@ -82,7 +82,7 @@ fn get_with_the_cost_explainer_records_its_work_and_is_deterministic() {
         "invalid groups met",
         "explainer seconds",
         "cost-model seconds",
-        "search (repeating edits) · get splitter (cost explainer, 8 random rivals)",
+        "search (repeating edits) · get splitter (cost explainer, 32 random rivals)",
     ] {
         assert!(summary.contains(line), "summary lacks `{line}`:\n{summary}");
     }
@@ -222,7 +222,7 @@ fn sampled_cuts_are_seeded_and_change_the_search() {
             va["moves"].as_str(),
             va["rivals"].as_u64()
         ),
-        (Some(0.3), Some("repeating"), Some(8))
+        (Some(0.3), Some("repeating"), Some(32))
     );
     let (vc, _) = optimize(&["--explainer", "cost"], &c);
     assert_ne!(va["groups"], vc["groups"]);

@@ -263,7 +263,7 @@ pub struct Outcome {
 
 /// Random splits that contest each repair of a guided run by default ([`Planner::rivals`]):
 /// part of the improved guided search (`docs/explainers.md`).
-pub const IMPROVED_RIVALS: usize = 8;
+pub const IMPROVED_RIVALS: usize = 32;
 
 /// How the local search and NSGA-II edit plans in a guided run by default
 /// ([`Planner::moves`]): part of the improved guided search (`docs/explainers.md`).
