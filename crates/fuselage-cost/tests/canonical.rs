@@ -340,3 +340,37 @@ fn cnn_reads_are_the_contracts() {
         }
     }
 }
+
+/// Issue 36, point 7: LBDF's layout rules on a transformer. In GPT-2 at four layers, the seven
+/// nodes from `/m/h.0/attn/Transpose_1` through `/m/h.0/attn/c_proj/Reshape` at 256 KiB: the
+/// Transpose feeds only a Concat along the row axis, so it streams into it one row at a time,
+/// while the Concat (the value chain, 128 rows of 256 bytes) is held whole for the MatMul.
+/// F_β is that Concat (32,768 bytes), one row of each of the six other tensors of the group
+/// (6 × 256, the last its output), and one row of each input (Reshape_1's 256 bytes, Softmax's
+/// 512): 35,072 bytes, as the issue's independent reference gives; the project gave 67,584
+/// before the contract's row window for a Concat along the row axis.
+#[test]
+fn a_layout_chain_that_keeps_the_row_axis_streams() {
+    let g = fuselage_zoo::build("gpt2_l4_h256").unwrap();
+    let names: Vec<String> = [
+        "Transpose_1",
+        "Concat_1",
+        "MatMul_1",
+        "Reshape_3",
+        "Transpose_4",
+        "Reshape_4",
+        "c_proj/Reshape",
+    ]
+    .iter()
+    .map(|n| format!("/m/h.0/attn/{n}"))
+    .collect();
+    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+    let group = g.set_of(&names).unwrap();
+    let c = Lbdf::new(CostConfig::kib(256).unwrap())
+        .evaluate(&g, &group)
+        .unwrap();
+    assert_eq!(c.buffer_bytes, 32_768 + 6 * 256 + 256 + 512);
+    assert_eq!(c.buffer_bytes, 35_072);
+    assert_eq!(c.dram_bytes, 131_072);
+    assert!(c.valid);
+}
