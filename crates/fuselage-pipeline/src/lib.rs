@@ -12,6 +12,11 @@
 //! reproduction of the paper's tables and the examples all run through it, so a setting
 //! (β, a seed, a time limit) has one path to the component that reads it.
 //!
+//! A run with an explainer is the improved guided search unless told otherwise: the splitter
+//! is [`Contested`] by [`IMPROVED_RIVALS`] random splits, and the local search and NSGA-II
+//! edit plans by [`IMPROVED_MOVES`] ([`Planner::rivals`], [`Planner::moves`];
+//! `docs/explainers.md`). A run with the random splitter is the paper's baseline.
+//!
 //! Every component comes in two ways:
 //!
 //! - **by kind**, a typed enum of the built-ins ([`CostKind`], [`SearchKind`],
