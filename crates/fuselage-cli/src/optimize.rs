@@ -124,16 +124,20 @@ pub struct OptimizeCmd {
     /// each drawn once by the bytes the edit saves), repeating (those, and copies of a
     /// grouping onto the network's repeated blocks), or fitting (up to four draws of a merge
     /// or move, the first whose new group fits the buffer). Default: repeating with
-    /// --explainer (the improved guided search; `--moves random` gives the paper's method
+    /// --explainer (the improved guided search; `--paper` gives the paper's method
     /// exactly), random with the random splitter.
     #[arg(long, value_name = "MOVES", value_parser = moves)]
     moves: Option<Moves>,
     /// How many random splits contest each repair; the split whose parts move the least DRAM
     /// is kept (0 to 64). Default: 32 with --explainer (the improved guided search;
-    /// `--rivals 0 --moves random` gives the paper's method exactly), 0 with the random
-    /// splitter.
+    /// `--paper` gives the paper's method exactly), 0 with the random splitter.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u8).range(0..=64))]
     rivals: Option<u8>,
+    /// The paper's method: with --explainer, Algorithm 1 exactly as published (the paper's
+    /// edits and no rivals, as `--moves random --rivals 0`); with the random splitter, what
+    /// it does anyway.
+    #[arg(long, conflicts_with_all = ["moves", "rivals"])]
+    paper: bool,
     /// Where to write the plan (JSON); `-` writes it to standard output, and the summary to
     /// standard error.
     #[arg(long, value_name = "FILE")]
@@ -398,6 +402,9 @@ fn configure<'a>(
                 planner.explainer_made_by(move |request| make(request))
             }
         };
+    }
+    if a.paper {
+        planner = planner.paper();
     }
     if let Some(moves) = a.moves {
         planner = planner.moves(moves);

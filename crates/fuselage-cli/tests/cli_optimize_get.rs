@@ -226,15 +226,18 @@ fn sampled_cuts_are_seeded_and_change_the_search() {
     );
     let (vc, _) = optimize(&["--explainer", "cost"], &c);
     assert_ne!(va["groups"], vc["groups"]);
-    // The paper's method, one setting away, has none of the three fields.
-    let paper = ["--explainer", "cost", "--moves", "random", "--rivals", "0"];
-    let (vp, _) = optimize(&paper, &c);
+    // The paper's method, one setting away, has none of the three fields, and is the same as
+    // the paper's edits with no rivals spelled out.
+    let (vp, _) = optimize(&["--explainer", "cost", "--paper"], &c);
     assert!(
         ["cut_temperature", "moves", "rivals"]
             .iter()
             .all(|k| vp.get(k).is_none())
     );
     assert_ne!(vp["groups"], va["groups"]);
+    let spelled = ["--explainer", "cost", "--moves", "random", "--rivals", "0"];
+    let (vs, _) = optimize(&spelled, &b);
+    assert_eq!(vs["groups"], vp["groups"]);
     // `--moves fitting` likewise: seeded, and another search than the paper's moves.
     let (vd, _) = optimize(&["--moves", "fitting"], &a);
     let (ve, _) = optimize(&["--moves", "fitting"], &b);
@@ -256,6 +259,24 @@ fn sampled_cuts_are_seeded_and_change_the_search() {
         "--rivals", "65", "--out", "x.json",
     ]);
     assert!(err.contains("--rivals") && err.contains("0..=64"), "{err}");
+    let err = fails(&[
+        "optimize",
+        "resnet18",
+        "--fusion",
+        "lbdf",
+        "--buffer",
+        "128KiB",
+        "--search",
+        "ls",
+        "--explainer",
+        "cost",
+        "--paper",
+        "--rivals",
+        "3",
+        "--out",
+        "x.json",
+    ]);
+    assert!(err.contains("--paper") && err.contains("--rivals"), "{err}");
 }
 
 #[test]

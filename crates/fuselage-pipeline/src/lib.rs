@@ -15,7 +15,8 @@
 //! A run with an explainer is the improved guided search unless told otherwise: the splitter
 //! is [`Contested`] by [`IMPROVED_RIVALS`] random splits, and the local search and NSGA-II
 //! edit plans by [`IMPROVED_MOVES`] ([`Planner::rivals`], [`Planner::moves`];
-//! `docs/explainers.md`). A run with the random splitter is the paper's baseline.
+//! `docs/explainers.md`); [`Planner::paper`] runs Algorithm 1 as published. A run with the
+//! random splitter is the paper's baseline.
 //!
 //! Every component comes in two ways:
 //!
@@ -474,8 +475,7 @@ impl<'a> Planner<'a> {
     ///
     /// Unset, a run with an explainer uses [`IMPROVED_MOVES`] (with Algorithm 1's cuts, the
     /// improved guided search of `docs/explainers.md`) and a run with the random splitter the
-    /// paper's [`Moves::Random`]: set [`Moves::Random`] with an explainer for the paper's
-    /// method exactly.
+    /// paper's [`Moves::Random`]. [`Planner::paper`] gives the paper's method exactly.
     pub fn moves(mut self, moves: Moves) -> Self {
         self.moves = Some(moves);
         self
@@ -485,11 +485,18 @@ impl<'a> Planner<'a> {
     /// whose parts move the least DRAM is kept; 0 for the splitter alone).
     ///
     /// Unset, a run with an explainer draws [`IMPROVED_RIVALS`] (the improved guided search
-    /// of `docs/explainers.md`), and a run with the random splitter none: set 0 with an
-    /// explainer, and [`Moves::Random`], for the paper's method exactly.
+    /// of `docs/explainers.md`), and a run with the random splitter none. [`Planner::paper`]
+    /// gives the paper's method exactly.
     pub fn rivals(mut self, n: usize) -> Self {
         self.rivals = Some(n);
         self
+    }
+
+    /// The paper's method: the paper's edits ([`Moves::Random`]) and no rivals, so that a run
+    /// with an explainer is Algorithm 1 exactly as published (`.moves(Moves::Random)
+    /// .rivals(0)`). A run with the random splitter is that already.
+    pub fn paper(self) -> Self {
+        self.moves(Moves::Random).rivals(0)
     }
 
     /// A [`SplitMemo`] shared with other runs of the same graph, cost model and explainer.

@@ -63,11 +63,17 @@ fn an_explainer_gets_the_improved_search_by_default_and_the_paper_one_setting_aw
     );
     let paper = planner()
         .explainer(ExplainerKind::Cost)
+        .paper()
+        .run()
+        .unwrap();
+    assert_eq!((paper.names.moves, paper.names.rivals), (Moves::Random, 0));
+    let spelled = planner()
+        .explainer(ExplainerKind::Cost)
         .moves(Moves::Random)
         .rivals(0)
         .run()
         .unwrap();
-    assert_eq!((paper.names.moves, paper.names.rivals), (Moves::Random, 0));
+    assert_eq!(spelled.result.plan, paper.result.plan);
     let random = planner().run().unwrap();
     assert_eq!(
         (random.names.moves, random.names.rivals),

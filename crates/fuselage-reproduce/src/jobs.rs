@@ -13,7 +13,6 @@ use fuselage::gnn::FeatureSet;
 use fuselage::ir::Graph;
 use fuselage::pipeline::{IMPROVED_MOVES, IMPROVED_RIVALS, Outcome, Planner, Reference as Optimum};
 use fuselage::search::SearchKind;
-use fuselage::search::mutate::Moves;
 use fuselage::split::SplitMemo;
 use rayon::prelude::*;
 use std::collections::BTreeMap;
@@ -242,7 +241,7 @@ fn run_jobs(
                 planner = planner.explainer(e).split_memo(c.memos[&e].clone());
             }
             planner = match j.method {
-                Method::Paper => planner.moves(Moves::Random).rivals(0),
+                Method::Paper => planner.paper(),
                 Method::Improved => planner.moves(IMPROVED_MOVES).rivals(IMPROVED_RIVALS),
             };
             let out = planner.run().map_err(|error| ReproduceError::Run {

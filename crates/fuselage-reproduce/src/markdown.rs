@@ -437,8 +437,8 @@ impl Reproduction {
              improved guided search\"): each repair of Algorithm 1 contested by {IMPROVED_RIVALS} \
              random splits, the split whose parts move the least DRAM kept, and LS and NSGA-II \
              also copying a grouping onto the network's repeated blocks. `fuselage optimize \
-             --explainer X` runs it by default; `--moves random --rivals 0` runs the paper's \
-             method, the table above. A column with a + is the improved method; *random+* is the \
+             --explainer X` runs it by default; `--paper` runs the paper's method, the table \
+             above. A column with a + is the improved method; *random+* is the \
              random splitter with the same edits and rivals, so what the explanations add is the \
              difference between it and the explainers' columns. *closed* is the share of the \
              random splitter's gap to *Optimal* (the paper's method, the column *random*) that the \
