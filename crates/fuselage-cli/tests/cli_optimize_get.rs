@@ -246,36 +246,23 @@ fn sampled_cuts_are_seeded_and_change_the_search() {
     assert_ne!(vd["groups"], vf["groups"]);
     assert_eq!(vd["moves"], "fitting");
     assert!(vf.get("moves").is_none() && vf.get("cut_temperature").is_none());
-    let err = fails(&[
-        "optimize", "resnet18", "--fusion", "lbdf", "--buffer", "128KiB", "--search", "ls",
-        "--moves", "greedy", "--out", "x.json",
-    ]);
+    // Refused in one line each, naming the option.
+    let refused = |extra: &[&str]| {
+        let mut args = vec![
+            "optimize", "resnet18", "--fusion", "lbdf", "--buffer", "128KiB", "--search", "ls",
+            "--out", "x.json",
+        ];
+        args.extend_from_slice(extra);
+        fails(&args)
+    };
+    let err = refused(&["--moves", "greedy"]);
     assert!(
         err.contains("--moves") && err.contains("random, repeating or fitting"),
         "{err}"
     );
-    let err = fails(&[
-        "optimize", "resnet18", "--fusion", "lbdf", "--buffer", "128KiB", "--search", "ls",
-        "--rivals", "65", "--out", "x.json",
-    ]);
+    let err = refused(&["--rivals", "65"]);
     assert!(err.contains("--rivals") && err.contains("0..=64"), "{err}");
-    let err = fails(&[
-        "optimize",
-        "resnet18",
-        "--fusion",
-        "lbdf",
-        "--buffer",
-        "128KiB",
-        "--search",
-        "ls",
-        "--explainer",
-        "cost",
-        "--paper",
-        "--rivals",
-        "3",
-        "--out",
-        "x.json",
-    ]);
+    let err = refused(&["--explainer", "cost", "--paper", "--rivals", "3"]);
     assert!(err.contains("--paper") && err.contains("--rivals"), "{err}");
 }
 
