@@ -100,12 +100,13 @@ impl<S: Splitter, C: CostModel> Splitter for Contested<S, C> {
         }
         let mut least = self.dram(g, &best.groups)?;
         let mut won = false;
+        // The inner splitter cut the group, so it is connected and invalid: each rival skips
+        // those checks and costs its parts as it makes them.
         for _ in 0..self.rivals {
-            let rival = self.rival.split(g, group, rng)?;
-            let dram = self.dram(g, &rival.groups)?;
+            let (parts, dram) = self.rival.split_costed(g, group, rng)?;
             if dram < least {
                 least = dram;
-                best.groups = rival.groups;
+                best.groups = parts;
                 won = true;
             }
         }

@@ -67,25 +67,61 @@ impl<C: CostModel> RandomSplitter<C> {
         Ok(valid?)
     }
 
+    /// Cuts `pieces` (the first cut of an invalid group, in the order to work on them) at
+    /// random until every part is done, pushing the parts to `out`. Returns the parts' total
+    /// `F_D` when `costed`; then single nodes are costed too, which a plain split skips.
     fn split_into(
         &self,
         g: &Graph,
-        group: NodeSet,
+        mut stack: Vec<NodeSet>,
         rng: &mut ChaCha8Rng,
         out: &mut Vec<NodeSet>,
         cost: &mut Duration,
-    ) -> Result<()> {
-        let mut stack = vec![group];
+        costed: bool,
+    ) -> Result<u64> {
+        let mut dram = 0u64;
         while let Some(part) = stack.pop() {
-            if self.done(g, &part, cost)? {
+            let single = part.is_singleton();
+            if single && !costed {
                 out.push(part);
                 continue;
             }
-            let mut pieces = random_cut(g, &part, rng);
-            pieces.reverse();
-            stack.extend(pieces);
+            let start = Instant::now();
+            let c = self.model.evaluate(g, &part);
+            *cost += start.elapsed();
+            let c = c?;
+            if single || c.valid {
+                dram = dram.saturating_add(c.dram_bytes);
+                out.push(part);
+                continue;
+            }
+            stack.extend(Self::cut_pieces(g, &part, rng));
         }
-        Ok(())
+        Ok(dram)
+    }
+
+    /// A random cut of `part`, its pieces in the order the split works on them.
+    fn cut_pieces(g: &Graph, part: &NodeSet, rng: &mut ChaCha8Rng) -> Vec<NodeSet> {
+        let mut pieces = random_cut(g, part, rng);
+        pieces.reverse();
+        pieces
+    }
+
+    /// A random split of `group`, which the caller knows to be a connected, invalid group of
+    /// `g`, with its parts' total `F_D`: what [`split`](Splitter::split) returns for it, from
+    /// the same draws of `rng`, without checking the group again and with each part costed
+    /// once. The rivals of [`Contested`](crate::Contested) are drawn with it; no counter
+    /// moves.
+    pub(crate) fn split_costed(
+        &self,
+        g: &Graph,
+        group: &NodeSet,
+        rng: &mut ChaCha8Rng,
+    ) -> Result<(Vec<NodeSet>, u64)> {
+        let (mut parts, mut cost) = (Vec::new(), Duration::ZERO);
+        let pieces = Self::cut_pieces(g, group, rng);
+        let dram = self.split_into(g, pieces, rng, &mut parts, &mut cost, true)?;
+        Ok((parts, dram))
     }
 }
 
@@ -101,7 +137,8 @@ impl<C: CostModel> Splitter for RandomSplitter<C> {
         let mut groups = Vec::new();
         let invalid = !self.done(g, group, &mut cost)?;
         if invalid {
-            self.split_into(g, group.clone(), rng, &mut groups, &mut cost)?;
+            let pieces = Self::cut_pieces(g, group, rng);
+            self.split_into(g, pieces, rng, &mut groups, &mut cost, false)?;
             let mut s = self.stats.lock().unwrap_or_else(|e| e.into_inner());
             s.invalid_groups += 1;
             s.seconds += start.elapsed().as_secs_f64();
